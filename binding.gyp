@@ -1,0 +1,30 @@
+{
+  "targets": [
+    {
+      "target_name": "smartread",
+      "sources": [
+        "src/native/addon.cc",
+        "src/native/dest_buffer.cc",
+        "src/native/errors.cc",
+        "src/native/sync_read.cc"
+      ],
+      "include_dirs": [
+        "<!(node -p \"require('node-addon-api').include_dir\")"
+      ],
+      "defines": [
+        "NAPI_VERSION=8",
+        "NAPI_DISABLE_CPP_EXCEPTIONS",
+        "NODE_ADDON_API_DISABLE_DEPRECATED",
+        "<!@(sh scripts/liburing.sh defines)"
+      ],
+      "libraries": [
+        "<!@(sh scripts/liburing.sh libs)"
+      ],
+      "cflags!": ["-fno-exceptions", "-O2", "-O0"],
+      "cflags_cc!": ["-fno-exceptions", "-std=gnu++17", "-O2", "-O0"],
+      "cflags": ["-O3", "-fvisibility=hidden"],
+      "cflags_cc": ["-O3", "-std=c++17", "-fvisibility=hidden", "-fvisibility-inlines-hidden", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+      "ldflags": ["-Wl,--as-needed"]
+    }
+  ]
+}

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+// The state one Node environment (the main thread or a worker) keeps in the addon.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace smartread {
+
+struct Instance {
+  // buffer.constants.MAX_LENGTH of this runtime, set by the TypeScript loader: the largest file
+  // a Buffer can hold.
+  uint64_t max_length = uint64_t{1} << 32;
+
+  // First chunk of reads whose size is unknown beforehand (/proc, pipes, devices), reused so that
+  // such reads allocate only what they return. Owned by this environment; released by its
+  // cleanup hook.
+  static constexpr size_t kScratchSize = size_t{64} << 10;
+  std::unique_ptr<uint8_t[]> scratch;
+
+  uint8_t* Scratch() {
+    if (!scratch) scratch.reset(new uint8_t[kScratchSize]);
+    return scratch.get();
+  }
+  // Idempotent: called by the env cleanup hook and again by the instance-data finalizer.
+  void Close() { scratch.reset(); }
+};
+
+}  // namespace smartread

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+// Whole-file reads on the calling thread: open, fstat, read to the end, close, in one call.
+#pragma once
+
+#include <napi.h>
+
+#include <string>
+
+#include "errors.h"
+#include "instance.h"
+
+namespace smartread {
+
+// A path argument (string or Buffer) as a NUL-terminated C string, without allocating for the
+// common short path. Embedded NUL bytes are reported, as node:fs refuses them.
+class PathArg {
+ public:
+  // False with `failure` set for NUL bytes, or with a pending exception for a non-path value.
+  bool From(napi_env env, napi_value value, Failure* failure);
+  const char* c_str() const { return heap_.empty() ? small_ : heap_.c_str(); }
+
+ private:
+  char small_[1024];
+  std::string heap_;
+};
+
+// Reads fd from its current position: up to its size for a regular file with a size, else to
+// EOF. With stat_first false it does not fstat (node:fs's utf8 reader does not either); own_fd
+// says the fd was opened for this read, so its position need not be honoured.
+// On success sets *out to a Buffer; a kJsException failure means an exception is pending.
+Failure ReadWholeFd(napi_env env, Instance& instance, int fd, bool own_fd, bool stat_first,
+                    napi_value* out);
+
+// readFileSync(target: string | Buffer | fd, flags: number, statUserFd: boolean)
+//   -> Buffer | {errno, syscall} | {errno: 0, reason, size?}
+// A user fd is read from its position and left open; a path is opened with O_CLOEXEC and
+// closed before returning.
+Napi::Value ReadFileSync(const Napi::CallbackInfo& info, Instance& instance);
+
+}  // namespace smartread

@@ -1,0 +1,91 @@
+// Errors shaped exactly like node:fs's: the same messages, codes, classes and properties.
+import { inspect, getSystemErrorMap } from 'node:util';
+import { constants as bufferConstants } from 'node:buffer';
+import type { RawFailure } from './native';
+
+export interface FsError extends Error {
+  errno?: number;
+  code: string;
+  syscall?: string;
+  path?: string;
+}
+
+// Node's internal errors carry their code in the stack's first line
+// ("TypeError [ERR_INVALID_ARG_TYPE]: ..."), then behave as plain TypeErrors.
+function withCode<T extends Error>(err: T, code: string, caller: Function): T & { code: string } {
+  Error.captureStackTrace(err, caller);
+  err.name = `${err.name} [${code}]`;
+  void err.stack;
+  delete (err as { name?: string }).name;
+  return Object.assign(err, { code });
+}
+
+/** An error from a failed syscall, as libuv's UVException builds it. */
+export function uvError(errno: number, syscall: string, path: string | undefined, caller: Function): FsError {
+  const [code, description] = getSystemErrorMap().get(errno) ?? ['UNKNOWN', 'unknown error'];
+  let message = `${code}: ${description}, ${syscall}`;
+  if (path !== undefined) message += ` '${path}'`;
+  const err = new Error(message) as FsError;
+  err.errno = errno;
+  err.code = code;
+  err.syscall = syscall;
+  if (path !== undefined) err.path = path;
+  Error.captureStackTrace(err, caller);
+  return err;
+}
+
+// How Node names a wrong value in "Received ..." (internal/errors determineSpecificType).
+function describeReceived(value: unknown): string {
+  if (value == null) return `${value}`;
+  if (typeof value === 'function' && value.name) return `function ${value.name}`;
+  if (typeof value === 'object') {
+    const ctor = (value as { constructor?: { name?: string } }).constructor;
+    if (ctor?.name) return `an instance of ${ctor.name}`;
+    return inspect(value, { depth: -1 });
+  }
+  let inspected = inspect(value, { colors: false });
+  if (inspected.length > 28) inspected = `${inspected.slice(0, 25)}...`;
+  return `type ${typeof value} (${inspected})`;
+}
+
+/** ERR_INVALID_ARG_TYPE; `expected` is the middle of Node's sentence, e.g. 'of type string'. */
+export function invalidArgType(name: string, expected: string, actual: unknown, caller: Function) {
+  const kind = name.includes('.') ? 'property' : 'argument';
+  return withCode(new TypeError(`The "${name}" ${kind} must be ${expected}. Received ${describeReceived(actual)}`), 'ERR_INVALID_ARG_TYPE', caller);
+}
+
+export function invalidArgValue(name: string, value: unknown, reason: string, caller: Function) {
+  let inspected = inspect(value);
+  if (inspected.length > 128) inspected = `${inspected.slice(0, 128)}...`;
+  const kind = name.includes('.') ? 'property' : 'argument';
+  return withCode(new TypeError(`The ${kind} '${name}' ${reason}. Received ${inspected}`), 'ERR_INVALID_ARG_VALUE', caller);
+}
+
+export function outOfRange(name: string, range: string, value: unknown, caller: Function) {
+  return withCode(new RangeError(`The value of "${name}" is out of range. It must be ${range}. Received ${String(value)}`), 'ERR_OUT_OF_RANGE', caller);
+}
+
+export function nullBytesInPath(value: unknown, caller: Function) {
+  return invalidArgValue('path', value, 'must be a string, Uint8Array, or URL without null bytes', caller);
+}
+
+// node:fs refuses files over 2 GiB; smartread reads up to what a Buffer can hold.
+const maxLengthText = bufferConstants.MAX_LENGTH % 2 ** 30 === 0
+  ? `${bufferConstants.MAX_LENGTH / 2 ** 30} GiB`
+  : `${bufferConstants.MAX_LENGTH} bytes`;
+
+export function fileTooLarge(size: number, caller: Function) {
+  return withCode(new RangeError(`File size (${size}) is greater than ${maxLengthText}`), 'ERR_FS_FILE_TOO_LARGE', caller);
+}
+
+/** The Error for a failed raw read. Only open errors name the path, as in node:fs. */
+export function failureToError(failure: RawFailure, path: unknown, displayPath: string | undefined, caller: Function): Error {
+  switch (failure.reason) {
+    case 'null-bytes':
+      return nullBytesInPath(path, caller);
+    case 'too-large':
+      return fileTooLarge(failure.size ?? 0, caller);
+    default:
+      return uvError(failure.errno, failure.syscall ?? 'read', failure.syscall === 'open' ? displayPath : undefined, caller);
+  }
+}

@@ -1,0 +1,90 @@
+// The pure-JS engine: the raw binding's contract implemented over node:fs, for where the addon
+// cannot be loaded (or SMARTREAD_FORCE_JS=1). Same results, slower.
+import * as fs from 'node:fs';
+import { constants as bufferConstants } from 'node:buffer';
+import { constants as osConstants } from 'node:os';
+import type { Engine, RawFailure, RawResult } from './native';
+
+// node:fs validates lengths against 2 GiB - 1; larger files are read in pieces of this size.
+const kIoChunk = 2 ** 31 - 1;
+const kUnknownSizeChunk = 64 * 1024;
+
+function failure(err: unknown): RawFailure {
+  const e = err as NodeJS.ErrnoException;
+  if (typeof e.errno !== 'number' || typeof e.syscall !== 'string') throw err;
+  return { errno: e.errno, syscall: e.syscall };
+}
+
+// Reads into `buffer` from the fd's position until it is full or EOF; returns the count.
+function readFully(fd: number, buffer: Buffer): number {
+  let done = 0;
+  while (done < buffer.length) {
+    const n = fs.readSync(fd, buffer, done, Math.min(buffer.length - done, kIoChunk), null);
+    if (n === 0) break;
+    done += n;
+  }
+  return done;
+}
+
+function readToEof(fd: number): RawResult {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(kUnknownSizeChunk);
+    const n = readFully(fd, chunk);
+    if (n > 0) chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n));
+    total += n;
+    if (total > bufferConstants.MAX_LENGTH) return { errno: 0, reason: 'too-large', size: total };
+    if (n < chunk.length) return Buffer.concat(chunks, total);
+  }
+}
+
+function readWholeFd(fd: number, statFirst: boolean): RawResult {
+  if (statFirst) {
+    const stats = fs.fstatSync(fd);
+    if (stats.isFile() && stats.size > 0) {
+      if (stats.size > bufferConstants.MAX_LENGTH) return { errno: 0, reason: 'too-large', size: stats.size };
+      const buffer = Buffer.allocUnsafe(stats.size);
+      const n = readFully(fd, buffer);
+      return n === buffer.length ? buffer : Buffer.from(buffer.subarray(0, n));
+    }
+  }
+  return readToEof(fd);
+}
+
+function hasNullBytes(target: string | Buffer): boolean {
+  return typeof target === 'string' ? target.includes('\u0000') : target.includes(0);
+}
+
+export const jsEngine: Engine = {
+  readFileSync(target, flags, statUserFd) {
+    if (typeof target === 'number') {
+      // node:fs validates fds before the syscall; the kernel's answer for a negative one is EBADF.
+      if (target < 0) return { errno: -osConstants.errno.EBADF, syscall: statUserFd ? 'fstat' : 'read' };
+      try {
+        return readWholeFd(target, statUserFd);
+      } catch (err) {
+        return failure(err);
+      }
+    }
+    if (hasNullBytes(target)) return { errno: 0, reason: 'null-bytes' };
+    let fd: number;
+    try {
+      fd = fs.openSync(target, flags, 0o666);
+    } catch (err) {
+      return failure(err);
+    }
+    let result: RawResult;
+    try {
+      result = readWholeFd(fd, true);
+    } catch (err) {
+      result = failure(err);
+    }
+    try {
+      fs.closeSync(fd);
+    } catch (err) {
+      if (Buffer.isBuffer(result)) result = failure(err);
+    }
+    return result;
+  },
+};

@@ -1,0 +1,96 @@
+// The raw binding: what the addon (and the pure-JS engine standing in for it) exports, and the
+// loader that finds it. Public types live in index.ts; nothing here is part of the API.
+import { constants as bufferConstants } from 'node:buffer';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/** A read that produced no bytes: a syscall failure (negative errno), or a reason of our own. */
+export interface RawFailure {
+  errno: number;
+  syscall?: string;
+  reason?: 'null-bytes' | 'too-large';
+  size?: number;
+}
+
+export type RawResult = Buffer | RawFailure;
+
+/** What every engine offers: the addon, and the pure-JS engine over node:fs. */
+export interface Engine {
+  /**
+   * Reads a whole file. `target` is a validated path (string or Buffer) or an fd; a path is
+   * opened with `flags` and closed, an fd is read from its position and left open. With
+   * `statUserFd` false an fd is read to EOF without fstat (as node:fs's utf8 reader does).
+   */
+  readFileSync(target: string | Buffer | number, flags: number, statUserFd: boolean): RawResult;
+}
+
+export interface NativeBinding extends Engine {
+  setup(options: { maxLength: number }): void;
+  readonly features: { liburing: boolean };
+}
+
+export interface LoadReport {
+  /** 'native' when the addon is in use, 'js' for the pure-JS engine over node:fs. */
+  engine: 'native' | 'js';
+  /** The addon file that was loaded. */
+  path?: string;
+  /** Whether the loaded addon was built with liburing. */
+  liburing: boolean;
+  /** Why the pure-JS engine is in use. */
+  reason?: string;
+  /** Every place looked at, with what happened there. */
+  tried: string[];
+}
+
+const packageRoot = path.resolve(__dirname, '..');
+
+function candidates(): string[] {
+  return [
+    path.join(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`, 'smartread.node'),
+    path.join(packageRoot, 'build', 'Release', 'smartread.node'),
+    path.join(packageRoot, 'build', 'Debug', 'smartread.node'),
+  ];
+}
+
+function loadFailureText(report: LoadReport): string {
+  return [
+    'smartread: no native addon could be loaded.',
+    ...report.tried.map((line) => `  - ${line}`),
+    'Build it with `npm run build:native` (needs a C++ toolchain; liburing-dev for io_uring),',
+    'or unset SMARTREAD_REQUIRE_NATIVE to run on the pure-JS engine.',
+  ].join('\n');
+}
+
+/**
+ * Loads the addon: prebuilds/ first, then build/Release, then build/Debug. A file that is
+ * missing is skipped; one that exists but fails to load is reported and the next is tried.
+ * With none, or with SMARTREAD_FORCE_JS=1, returns no binding and says why; with
+ * SMARTREAD_REQUIRE_NATIVE=1 that is an error listing what was tried.
+ */
+export function loadNative(): { binding: NativeBinding | null; report: LoadReport } {
+  const report: LoadReport = { engine: 'js', liburing: false, tried: [] };
+  if (process.env.SMARTREAD_FORCE_JS === '1') {
+    report.reason = 'SMARTREAD_FORCE_JS=1';
+    return { binding: null, report };
+  }
+  for (const file of candidates()) {
+    if (!fs.existsSync(file)) {
+      report.tried.push(`${file}: not found`);
+      continue;
+    }
+    try {
+      const binding = require(file) as NativeBinding;
+      binding.setup({ maxLength: bufferConstants.MAX_LENGTH });
+      report.tried.push(`${file}: loaded`);
+      return {
+        binding,
+        report: { ...report, engine: 'native', path: file, liburing: binding.features.liburing },
+      };
+    } catch (err) {
+      report.tried.push(`${file}: ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+  report.reason = 'no native addon could be loaded';
+  if (process.env.SMARTREAD_REQUIRE_NATIVE === '1') throw new Error(loadFailureText(report));
+  return { binding: null, report };
+}

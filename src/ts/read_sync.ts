@@ -1,0 +1,46 @@
+// smartReadSync: fs.readFileSync's contract, read in one call into the engine.
+import { constants as fsConstants } from 'node:fs';
+import { engine } from './engine';
+import { failureToError, outOfRange } from './errors';
+import { displayPath, getOptions, getValidatedPath, isFd, stringToFlags, type PathOrFd, type ReadFileOptions } from './args';
+import type { RawFailure } from './native';
+
+const { O_RDONLY } = fsConstants;
+
+export function smartReadSync(path: PathOrFd, options?: { encoding?: null; flag?: string | number } | null): Buffer;
+export function smartReadSync(path: PathOrFd, options: { encoding: BufferEncoding; flag?: string | number } | BufferEncoding): string;
+export function smartReadSync(path: PathOrFd, options?: ReadFileOptions | BufferEncoding | null): string | Buffer;
+export function smartReadSync(path: PathOrFd, options?: ReadFileOptions | BufferEncoding | null): string | Buffer {
+  // The common call, a string path and no options, goes straight to the engine.
+  if (options === undefined && typeof path === 'string') {
+    const result = engine.readFileSync(path, O_RDONLY, true);
+    if ((result as RawFailure).errno === undefined) return result as Buffer;
+    throw failureToError(result as RawFailure, path, path, smartReadSync);
+  }
+  return readSyncWithOptions(path, options);
+}
+
+// node:fs's order: options first, then the path (or fd), then the flags.
+function readSyncWithOptions(path: unknown, options: unknown): string | Buffer {
+  const { encoding, flag } = getOptions(options, smartReadSync);
+  // node:fs reads utf8 with a reader of its own that takes any int32 as an fd and does not
+  // fstat it; the other encodings go through open/fstat, which refuse negative fds.
+  const utf8 = encoding === 'utf8' || encoding === 'utf-8';
+  let target: string | Buffer | number;
+  let flags = O_RDONLY;
+  if (isFd(path)) {
+    if (!utf8 && path < 0) throw outOfRange('fd', '>= 0 && <= 2147483647', path, smartReadSync);
+    if (utf8) flags = stringToFlags(flag, smartReadSync);
+    target = path;
+  } else {
+    target = getValidatedPath(path, smartReadSync);
+    flags = stringToFlags(flag, smartReadSync);
+  }
+  const result = engine.readFileSync(target, flags, !utf8);
+  if ((result as RawFailure).errno !== undefined) {
+    const shown = typeof target === 'number' ? undefined : displayPath(target);
+    throw failureToError(result as RawFailure, path, shown, smartReadSync);
+  }
+  // Like node:fs, an encoding of 'buffer' passes validation and then fails in toString().
+  return encoding ? (result as Buffer).toString(encoding as BufferEncoding) : (result as Buffer);
+}
