@@ -78,11 +78,6 @@ export function getValidatedPath(value: unknown, caller: Function): string | Buf
   throw invalidArgType('path', 'of type string or an instance of Buffer or URL', path, caller);
 }
 
-/** The path as node:fs writes it into error messages. */
-export function displayPath(path: string | Buffer): string {
-  return typeof path === 'string' ? path : path.toString();
-}
-
 const { O_APPEND, O_CREAT, O_EXCL, O_RDONLY, O_RDWR, O_SYNC, O_TRUNC, O_WRONLY } = fsConstants;
 
 const flagTable: Record<string, number> = {

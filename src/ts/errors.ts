@@ -37,7 +37,7 @@ export function uvError(errno: number, syscall: string, path: string | undefined
 // How Node names a wrong value in "Received ..." (internal/errors determineSpecificType).
 function describeReceived(value: unknown): string {
   if (value == null) return `${value}`;
-  if (typeof value === 'function' && value.name) return `function ${value.name}`;
+  if (typeof value === 'function') return `function ${value.name}`;
   if (typeof value === 'object') {
     const ctor = (value as { constructor?: { name?: string } }).constructor;
     if (ctor?.name) return `an instance of ${ctor.name}`;
@@ -78,14 +78,25 @@ export function fileTooLarge(size: number, caller: Function) {
   return withCode(new RangeError(`File size (${size}) is greater than ${maxLengthText}`), 'ERR_FS_FILE_TOO_LARGE', caller);
 }
 
-/** The Error for a failed raw read. Only open errors name the path, as in node:fs. */
-export function failureToError(failure: RawFailure, path: unknown, displayPath: string | undefined, caller: Function): Error {
+// The path as node:fs writes it into errors: after its trip through UTF-8, so that a lone
+// surrogate shows as U+FFFD.
+function displayPath(target: string | Buffer): string {
+  return (typeof target === 'string' ? Buffer.from(target) : target).toString();
+}
+
+/**
+ * The Error for a failed raw read of `target` (the validated path or fd that the engine was
+ * given; `path` is the argument as the caller passed it). Only open errors name the path, as in
+ * node:fs.
+ */
+export function failureToError(failure: RawFailure, path: unknown, target: string | Buffer | number, caller: Function): Error {
   switch (failure.reason) {
     case 'null-bytes':
       return nullBytesInPath(path, caller);
     case 'too-large':
       return fileTooLarge(failure.size ?? 0, caller);
     default:
-      return uvError(failure.errno, failure.syscall ?? 'read', failure.syscall === 'open' ? displayPath : undefined, caller);
+      return uvError(failure.errno, failure.syscall ?? 'read',
+        failure.syscall === 'open' && typeof target !== 'number' ? displayPath(target) : undefined, caller);
   }
 }

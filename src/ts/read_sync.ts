@@ -2,7 +2,7 @@
 import { constants as fsConstants } from 'node:fs';
 import { engine } from './engine';
 import { failureToError, outOfRange } from './errors';
-import { displayPath, getOptions, getValidatedPath, isFd, stringToFlags, type PathOrFd, type ReadFileOptions } from './args';
+import { getOptions, getValidatedPath, isFd, stringToFlags, type PathOrFd, type ReadFileOptions } from './args';
 import type { RawFailure } from './native';
 
 const { O_RDONLY } = fsConstants;
@@ -38,8 +38,7 @@ function readSyncWithOptions(path: unknown, options: unknown): string | Buffer {
   }
   const result = engine.readFileSync(target, flags, !utf8);
   if ((result as RawFailure).errno !== undefined) {
-    const shown = typeof target === 'number' ? undefined : displayPath(target);
-    throw failureToError(result as RawFailure, path, shown, smartReadSync);
+    throw failureToError(result as RawFailure, path, target, smartReadSync);
   }
   // Like node:fs, an encoding of 'buffer' passes validation and then fails in toString().
   return encoding ? (result as Buffer).toString(encoding as BufferEncoding) : (result as Buffer);
