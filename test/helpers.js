@@ -1,0 +1,276 @@
+// Shared test utilities: descriptor accounting, temp directories on tmpfs and on disk, the
+// deterministic byte pattern, byte comparisons that never print large buffers, error facts.
+'use strict';
+const { before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const TMPFS_MAGIC = 0x01021994;
+
+// ---------------------------------------------------------------------------------------------
+// Descriptors
+
+/** How many descriptors this process holds (not counting the one that reads the directory). */
+function openFdCount() {
+  return fs.readdirSync('/proc/self/fd').length;
+}
+
+/** fd number → what it points at, for messages when a count differs. */
+function openFds() {
+  const out = {};
+  for (const name of fs.readdirSync('/proc/self/fd')) {
+    try {
+      out[name] = fs.readlinkSync(`/proc/self/fd/${name}`);
+    } catch {
+      // The descriptor readdirSync itself used, closed by now.
+    }
+  }
+  return out;
+}
+
+function isOpenFd(fd) {
+  return fs.existsSync(`/proc/self/fd/${fd}`);
+}
+
+// libuv opens /dev/null on the first child process spawned with a pipe and keeps it for the
+// life of the process: spawn one before counting, so that the count measures only the tests.
+async function warmUpChildProcesses() {
+  const child = spawn(process.execPath, ['-e', ''], { stdio: ['ignore', 'pipe', 'pipe'] });
+  await waitForExit(child);
+}
+
+/**
+ * Registers hooks that record the descriptors open before this file's tests and assert, after
+ * them, that exactly as many are open. `spawnsChildren` warms up child-process machinery first.
+ */
+function checkNoFdLeak({ spawnsChildren = false } = {}) {
+  let startCount;
+  let startFds;
+  before(async () => {
+    if (spawnsChildren) await warmUpChildProcesses();
+    startFds = openFds();
+    startCount = openFdCount();
+  });
+  after(() => {
+    const count = openFdCount();
+    if (count !== startCount) {
+      assert.fail(`descriptor leak: ${startCount} open before the tests, ${count} after\n` +
+        `before: ${JSON.stringify(startFds)}\nafter:  ${JSON.stringify(openFds())}`);
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Temp directories
+
+function fsType(dir) {
+  return fs.statfsSync(dir).type === TMPFS_MAGIC ? 'tmpfs' : 'disk';
+}
+
+const created = new Set();
+function removeCreated() {
+  for (const dir of created) fs.rmSync(dir, { recursive: true, force: true });
+  created.clear();
+}
+// A test file that dies before its after hook still leaves nothing behind.
+process.on('exit', removeCreated);
+
+function makeTempDir(parent, prefix = 'smartread-test-') {
+  const dir = fs.mkdtempSync(path.join(parent, prefix));
+  created.add(dir);
+  return dir;
+}
+
+/**
+ * Creates one temp directory per filesystem kind, now (so tests can be declared per kind), and
+ * removes them after this file's tests. Returns { tmpfs?, disk, all: [{ kind, dir }] }; tmpfs is
+ * /dev/shm when it is a tmpfs, disk is os.tmpdir() when it is not.
+ */
+function useTempDirs() {
+  const dirs = { all: [] };
+  const shm = '/dev/shm';
+  if (fs.existsSync(shm) && fsType(shm) === 'tmpfs') {
+    dirs.tmpfs = makeTempDir(shm);
+    dirs.all.push({ kind: 'tmpfs', dir: dirs.tmpfs });
+  }
+  const tmp = os.tmpdir();
+  if (fsType(tmp) !== 'disk') throw new Error(`${tmp} is a tmpfs: no disk temp dir for the tests`);
+  dirs.disk = makeTempDir(tmp);
+  dirs.all.push({ kind: 'disk', dir: dirs.disk });
+  after(() => {
+    for (const { dir } of dirs.all) {
+      fs.rmSync(dir, { recursive: true, force: true });
+      created.delete(dir);
+    }
+  });
+  return dirs;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The byte pattern: byte i is (i * 7 + 3) % 251, so any byte tells its offset modulo 251, and a
+// zero, a stale byte or a shifted range does not pass for file content.
+
+const PERIOD = 251;
+
+function patternByte(offset) {
+  return (offset * 7 + 3) % PERIOD;
+}
+
+const onePeriod = Buffer.from(Array.from({ length: PERIOD }, (_, i) => patternByte(i)));
+
+/** The pattern's bytes [offset, offset + length). */
+function patternBuffer(length, offset = 0) {
+  const buffer = Buffer.allocUnsafe(length);
+  const start = offset % PERIOD;
+  buffer.fill(Buffer.concat([onePeriod.subarray(start), onePeriod.subarray(0, start)]));
+  return buffer;
+}
+
+/** Writes a file of `size` pattern bytes, in pieces so that large files cost little memory. */
+function writePattern(file, size) {
+  const piece = 8 << 20;
+  const fd = fs.openSync(file, 'w');
+  try {
+    for (let offset = 0; offset < size; offset += piece) {
+      const chunk = patternBuffer(Math.min(piece, size - offset), offset);
+      fs.writeSync(fd, chunk, 0, chunk.length, offset);
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return file;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparisons
+
+function firstDifference(a, b) {
+  const n = Math.min(a.length, b.length);
+  // Narrow down by halves with Buffer.equals (memcmp) rather than a byte loop over megabytes.
+  let lo = 0;
+  let hi = n;
+  if (a.subarray(0, n).equals(b.subarray(0, n))) return n < Math.max(a.length, b.length) ? n : -1;
+  while (hi - lo > 64) {
+    const mid = lo + Math.floor((hi - lo) / 2);
+    if (a.subarray(lo, mid).equals(b.subarray(lo, mid))) lo = mid;
+    else hi = mid;
+  }
+  for (let i = lo; i < hi; i++) if (a[i] !== b[i]) return i;
+  return -1;
+}
+
+/** Asserts two byte sequences are equal; on failure says where, without printing them. */
+function assertSameBytes(actual, expected, what = 'bytes') {
+  assert.ok(actual instanceof Uint8Array, `${what}: expected bytes, got ${typeof actual}`);
+  if (actual.length === expected.length && Buffer.from(actual.buffer, actual.byteOffset, actual.length).equals(expected)) return;
+  const at = firstDifference(Buffer.from(actual.buffer, actual.byteOffset, actual.length), expected);
+  assert.fail(`${what}: length ${actual.length}, expected ${expected.length}; first difference at ` +
+    `offset ${at}: got ${actual[at]}, expected ${expected[at]}`);
+}
+
+/** Everything about an error that parity is judged on (own keys in order), as plain JSON data. */
+function errorFacts(err) {
+  if (!(err instanceof Error)) return { thrown: typeof err, value: String(err) };
+  return {
+    constructor: err.constructor.name,
+    name: err.name,
+    message: err.message,
+    code: err.code,
+    errno: err.errno,
+    syscall: err.syscall,
+    hasPath: Object.prototype.hasOwnProperty.call(err, 'path'),
+    path: err.path,
+    keys: Object.keys(err),
+  };
+}
+
+/** Calls fn and returns what it threw; fails when it returns. */
+function thrownBy(fn, what = 'call') {
+  try {
+    fn();
+  } catch (err) {
+    return err;
+  }
+  assert.fail(`${what} did not throw`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes
+
+function waitForExit(child) {
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ code, signal }));
+  });
+}
+
+/**
+ * Collects the child's stdout by lines: next() resolves with the next line, count() says how
+ * many have arrived, exited() whether the child is gone, all() resolves with every line once the
+ * child has exited (rejecting when it exited with a code other than 0).
+ */
+function stdoutLines(child) {
+  const lines = [];
+  const waiting = [];
+  let text = '';
+  let closed = false;
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk) => {
+    text += chunk;
+    let end;
+    while ((end = text.indexOf('\n')) >= 0) {
+      lines.push(text.slice(0, end));
+      text = text.slice(end + 1);
+    }
+    while (waiting.length > 0 && waiting[0].index < lines.length) {
+      const w = waiting.shift();
+      w.resolve(lines[w.index]);
+    }
+  });
+  const exited = waitForExit(child).then((status) => {
+    closed = true;
+    for (const w of waiting.splice(0)) {
+      w.reject(new Error(`child exited (${status.code ?? status.signal}) before writing line ${w.index + 1}`));
+    }
+    return status;
+  });
+  let nextIndex = 0;
+  return {
+    next() {
+      const index = nextIndex++;
+      if (index < lines.length) return Promise.resolve(lines[index]);
+      if (closed) return Promise.reject(new Error(`child exited before writing line ${index + 1}`));
+      return new Promise((resolve, reject) => waiting.push({ index, resolve, reject }));
+    },
+    count: () => lines.length,
+    exited: () => closed,
+    async all() {
+      const status = await exited;
+      if (status.code !== 0) throw new Error(`child exited with ${status.code ?? status.signal}`);
+      return lines;
+    },
+  };
+}
+
+module.exports = {
+  openFdCount,
+  openFds,
+  isOpenFd,
+  checkNoFdLeak,
+  useTempDirs,
+  makeTempDir,
+  fsType,
+  PERIOD,
+  patternByte,
+  patternBuffer,
+  writePattern,
+  firstDifference,
+  assertSameBytes,
+  errorFacts,
+  thrownBy,
+  waitForExit,
+  stdoutLines,
+};

@@ -1,0 +1,106 @@
+// engineInfo() and the package entry points: the native pass must load the addon, the JS pass must
+// say why it did not, and the ES module entry is the CommonJS one.
+'use strict';
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const smartread = require('smartread');
+const { checkNoFdLeak, useTempDirs, writePattern, patternBuffer, assertSameBytes, stdoutLines } = require('./helpers');
+
+const { smartReadSync, engineInfo } = smartread;
+
+checkNoFdLeak({ spawnsChildren: true });
+const tempDirs = useTempDirs();
+
+const nativePass = process.env.SMARTREAD_REQUIRE_NATIVE === '1';
+const jsPass = process.env.SMARTREAD_FORCE_JS === '1';
+
+test('engineInfo() has the documented shape', () => {
+  const info = engineInfo();
+  assert.ok(info.engine === 'native' || info.engine === 'js', info.engine);
+  assert.equal(typeof info.liburing, 'boolean');
+  assert.ok(Array.isArray(info.tried));
+  for (const line of info.tried) assert.equal(typeof line, 'string');
+  for (const key of Object.keys(info)) assert.ok(['engine', 'liburing', 'path', 'reason', 'tried'].includes(key), key);
+});
+
+test('engineInfo() returns a copy: changing it changes nothing', () => {
+  const info = engineInfo();
+  info.engine = 'changed';
+  info.tried.push('changed');
+  const again = engineInfo();
+  assert.notEqual(again.engine, 'changed');
+  assert.ok(!again.tried.includes('changed'));
+});
+
+// scripts/run-tests.js runs this file once with SMARTREAD_REQUIRE_NATIVE=1, once with
+// SMARTREAD_FORCE_JS=1: each pass checks its own engine.
+test('the engine of this pass: the addon from a .node file, or the JS engine and why', (t) => {
+  const info = engineInfo();
+  if (nativePass) {
+    assert.equal(info.engine, 'native');
+    assert.equal(typeof info.path, 'string');
+    assert.ok(path.isAbsolute(info.path), info.path);
+    assert.ok(info.path.endsWith('.node'), info.path);
+    assert.ok(fs.existsSync(info.path));
+    assert.equal(typeof info.liburing, 'boolean');
+    assert.equal(info.reason, undefined);
+    // Every place looked at, in order, each a .node file with what happened there; the last one
+    // is the file that loaded.
+    assert.ok(info.tried.length >= 1);
+    for (const line of info.tried) assert.match(line, /^\/.+\.node: .+/);
+    assert.equal(info.tried.at(-1), `${info.path}: loaded`);
+    assert.equal(info.tried.filter((line) => line.endsWith(': loaded')).length, 1);
+  } else if (jsPass) {
+    assert.equal(info.engine, 'js');
+    assert.equal(info.liburing, false);
+    assert.equal(info.path, undefined);
+    assert.match(info.reason, /SMARTREAD_FORCE_JS/);
+  } else {
+    t.skip('set SMARTREAD_REQUIRE_NATIVE=1 or SMARTREAD_FORCE_JS=1 (npm test does)');
+  }
+});
+
+test('the ES module entry exposes the same functions and reads correctly', async () => {
+  const esm = await import('smartread');
+  assert.equal(esm.smartReadSync, smartReadSync);
+  assert.equal(esm.engineInfo, engineInfo);
+  assert.equal(esm.default, smartread);
+  for (const name of Object.keys(smartread)) assert.equal(esm[name], smartread[name], name);
+  const file = writePattern(path.join(tempDirs.disk, 'esm'), 70000);
+  assertSameBytes(esm.smartReadSync(file), patternBuffer(70000));
+  assert.equal(esm.smartReadSync(file, 'hex'), fs.readFileSync(file, 'hex'));
+  assert.deepEqual(esm.engineInfo(), engineInfo());
+});
+
+/** Runs `source` in a child node with extra environment variables; returns its stdout lines. */
+async function runChild(source, env) {
+  const child = spawn(process.execPath, ['-e', source], {
+    cwd: path.resolve(__dirname, '..'),
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return stdoutLines(child).all();
+}
+
+test('a child with SMARTREAD_FORCE_JS=1 uses the JS engine, even with SMARTREAD_REQUIRE_NATIVE=1', async () => {
+  const file = writePattern(path.join(tempDirs.disk, 'child'), 5000);
+  const [line] = await runChild(`
+    const { smartReadSync, engineInfo } = require('smartread');
+    const bytes = smartReadSync(process.env.FILE);
+    console.log(JSON.stringify({ info: engineInfo(), hex: bytes.toString('hex') }));
+  `, { SMARTREAD_FORCE_JS: '1', SMARTREAD_REQUIRE_NATIVE: '1', FILE: file });
+  const { info, hex } = JSON.parse(line);
+  assert.equal(info.engine, 'js');
+  assert.match(info.reason, /SMARTREAD_FORCE_JS/);
+  assert.equal(hex, patternBuffer(5000).toString('hex'));
+});
+
+test('a child in the ES module entry alone loads the same engine as this process', async () => {
+  const [line] = await runChild(`
+    import('smartread').then(({ engineInfo }) => console.log(JSON.stringify(engineInfo())));
+  `, {});
+  assert.deepEqual(JSON.parse(line), engineInfo());
+});
