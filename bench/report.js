@@ -1,0 +1,159 @@
+// Turning latency samples into figures, figures into tables, and saying what ran where.
+'use strict';
+const fs = require('node:fs');
+const os = require('node:os');
+
+// Linear interpolation between closest ranks (numpy's default).
+function quantile(sorted, q) {
+  const pos = (sorted.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+}
+
+/**
+ * Figures for a set of latency samples in milliseconds (tinybench's unit). ops/s is the
+ * reciprocal of the mean latency, what a loop of these reads achieves, rather than the mean
+ * of per-sample rates, which fast outliers inflate.
+ */
+function summarize(samplesMs, bytesPerOp) {
+  const sorted = Float64Array.from(samplesMs).sort();
+  let total = 0;
+  for (const s of sorted) total += s;
+  const meanMs = total / sorted.length;
+  const opsPerSec = 1e3 / meanMs;
+  return {
+    samples: sorted.length,
+    meanUs: meanMs * 1e3,
+    medianUs: quantile(sorted, 0.5) * 1e3,
+    p99Us: quantile(sorted, 0.99) * 1e3,
+    minUs: sorted[0] * 1e3,
+    maxUs: sorted[sorted.length - 1] * 1e3,
+    opsPerSec,
+    mbPerSec: (bytesPerOp * opsPerSec) / 1e6,
+  };
+}
+
+/** Three significant digits, no exponent, thousands grouped: 6.12, 61.2, 612, 6,123. */
+function formatNumber(value) {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '—';
+  if (value >= 1000) return Math.round(value).toLocaleString('en-US');
+  if (value >= 100) return value.toFixed(0);
+  if (value >= 10) return value.toFixed(1);
+  return value.toFixed(2);
+}
+
+function formatRatio(ratio) {
+  return ratio === null ? '—' : `${ratio.toFixed(2)}×`;
+}
+
+function formatDuration(ms) {
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+/**
+ * Rows of strings as aligned text. `columns` is [{ title, align: 'left' | 'right' }]; the last
+ * column is never padded, so long notes there do not widen the table.
+ */
+function formatTable(columns, rows) {
+  const widths = columns.map((c, i) => Math.max(c.title.length, ...rows.map((r) => r[i].length)));
+  const line = (cells) => cells.map((cell, i) => {
+    if (i === cells.length - 1 && columns[i].align === 'left') return cell;
+    return columns[i].align === 'left' ? cell.padEnd(widths[i]) : cell.padStart(widths[i]);
+  }).join('  ').trimEnd();
+  return [line(columns.map((c) => c.title)), ...rows.map(line)].join('\n');
+}
+
+const tableColumns = [
+  { title: 'trial', align: 'left' },
+  { title: 'driver', align: 'left' },
+  { title: 'median µs', align: 'right' },
+  { title: 'p99 µs', align: 'right' },
+  { title: 'ops/s', align: 'right' },
+  { title: 'MB/s', align: 'right' },
+  { title: 'vs base', align: 'right' },
+  { title: 'rounds', align: 'left' },
+];
+
+// The per-round ratios, in round order; their spread is the noise of the ratio.
+function formatRoundRatios(rounds) {
+  const ratios = rounds.map((r) => r.ratio).filter((r) => r !== null);
+  if (ratios.length <= 4) return ratios.map((r) => r.toFixed(2)).join(' ');
+  return `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
+}
+
+/** The table for one target: a row per trial and driver, in driver order. */
+function targetTable(targetResult) {
+  const rows = [];
+  for (const trial of targetResult.trials) {
+    trial.drivers.forEach((d, i) => {
+      const name = i === 0 ? trial.name : '';
+      if (d.error) {
+        rows.push([name, d.name, '—', '—', '—', '—', '—', `ERROR ${d.error}`]);
+        return;
+      }
+      rows.push([
+        name,
+        d.name,
+        formatNumber(d.medianUs),
+        formatNumber(d.p99Us),
+        formatNumber(d.opsPerSec),
+        formatNumber(d.mbPerSec),
+        formatRatio(d.ratio),
+        d.baseline ? '' : formatRoundRatios(d.rounds),
+      ]);
+    });
+  }
+  return formatTable(tableColumns, rows);
+}
+
+function targetHeading(target) {
+  const mount = target.mountPoint ? ` (${target.source} on ${target.mountPoint})` : '';
+  const real = target.realpath === target.dir ? '' : ` → ${target.realpath}`;
+  return `${target.dir}${real}: ${target.fsType}${mount}`;
+}
+
+// "always [madvise] never" → "madvise": large fresh buffers fault per page unless it allows 2 MiB pages.
+function transparentHugepages() {
+  try {
+    const text = fs.readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8');
+    return /\[(\w+)\]/.exec(text)?.[1] ?? text.trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+function machineInfo() {
+  const cpus = os.cpus();
+  return {
+    cpu: cpus.length > 0 ? cpus[0].model.trim() : 'unknown',
+    cores: cpus.length,
+    kernel: `${os.type()} ${os.release()}`,
+    node: process.version,
+    transparentHugepages: transparentHugepages(),
+    // Taken before the run: other work on the machine is the first suspect for noisy ratios.
+    loadAverage1m: Number(os.loadavg()[0].toFixed(2)),
+  };
+}
+
+function describeEngine(info) {
+  if (!info) return 'smartread did not load';
+  if (info.engine === 'native') return `native, liburing ${info.liburing ? 'yes' : 'no'} (${info.path})`;
+  return `pure JS (${info.reason ?? 'no reason given'})`;
+}
+
+function describeMachine(m) {
+  return `${m.cpu}, ${m.cores} cores, ${m.kernel}, node ${m.node}, transparent hugepages: ${m.transparentHugepages}, 1-min load before the run ${m.loadAverage1m}`;
+}
+
+module.exports = {
+  summarize,
+  formatNumber,
+  formatDuration,
+  targetTable,
+  targetHeading,
+  machineInfo,
+  describeEngine,
+  describeMachine,
+};
