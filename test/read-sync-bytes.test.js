@@ -482,3 +482,24 @@ describe('files larger than 2 GiB', () => {
     }
   });
 });
+
+describe('small results share a pool, as Buffer.allocUnsafe does', () => {
+  test('hundreds of small reads kept alive at once each still hold their own file', () => {
+    const disk = tempDirs.disk;
+    const files = [];
+    for (let i = 0; i < 300; i++) {
+      const file = path.join(disk, `small-${i}`);
+      // Sizes from 1 to 4096 bytes, distinct contents, so that an overlap would show.
+      fs.writeFileSync(file, Buffer.alloc(1 + ((i * 977) % 4096), i % 256));
+      files.push(file);
+    }
+    const results = files.map((file) => smartReadSync(file));
+    for (let i = 0; i < files.length; i++) {
+      assertSameBytes(results[i], fs.readFileSync(files[i]), files[i]);
+      assert.ok(Buffer.isBuffer(results[i]));
+    }
+    // Writing into one result never changes another.
+    results[0].fill(0xee);
+    for (let i = 1; i < files.length; i++) assertSameBytes(results[i], fs.readFileSync(files[i]), files[i]);
+  });
+});

@@ -9,10 +9,10 @@ namespace smartread {
 
 class Addon : public Napi::Addon<Addon> {
  public:
-  Addon(Napi::Env env, Napi::Object exports) {
+  Addon(Napi::Env env, Napi::Object exports) : env_(env) {
     // Instance data is finalized late in teardown; the cleanup hook releases resources as soon
     // as the environment (main thread or worker) begins to exit. Close() is idempotent.
-    env.AddCleanupHook([this] { instance_.Close(); });
+    env.AddCleanupHook([this, env] { instance_.Close(env); });
     Napi::Object features = Napi::Object::New(env);
 #ifdef HAVE_LIBURING
     features.Set("liburing", true);
@@ -21,11 +21,12 @@ class Addon : public Napi::Addon<Addon> {
 #endif
     DefineAddon(exports, {
         InstanceMethod("setup", &Addon::Setup),
+        InstanceMethod("setPool", &Addon::SetPool),
         InstanceMethod("readFileSync", &Addon::ReadFileSyncMethod),
         InstanceValue("features", features, napi_enumerable),
     });
   }
-  ~Addon() { instance_.Close(); }
+  ~Addon() { instance_.Close(env_); }
 
  private:
   // setup({ maxLength }): facts of this runtime that only JS can read.
@@ -36,10 +37,21 @@ class Addon : public Napi::Addon<Addon> {
     return info.Env().Undefined();
   }
 
+  // setPool(buffer): the slab small results are read into from now on.
+  Napi::Value SetPool(const Napi::CallbackInfo& info) {
+    Napi::Buffer<uint8_t> pool = info[0].As<Napi::Buffer<uint8_t>>();
+    if (instance_.pool_ref != nullptr) napi_delete_reference(env_, instance_.pool_ref);
+    napi_create_reference(env_, pool, 1, &instance_.pool_ref);
+    instance_.pool_data = pool.Data();
+    instance_.pool_length = pool.Length();
+    return info.Env().Undefined();
+  }
+
   Napi::Value ReadFileSyncMethod(const Napi::CallbackInfo& info) {
     return ReadFileSync(info, instance_);
   }
 
+  napi_env env_;
   Instance instance_;
 };
 

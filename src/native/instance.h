@@ -2,6 +2,8 @@
 // The state one Node environment (the main thread or a worker) keeps in the addon.
 #pragma once
 
+#include <node_api.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -19,12 +21,25 @@ struct Instance {
   static constexpr size_t kScratchSize = size_t{64} << 10;
   std::unique_ptr<uint8_t[]> scratch;
 
+  // The slab that small results are read into and returned from as views, as Node pools small
+  // Buffers: a Buffer owned by JS, held here by a strong reference while it is the current one.
+  static constexpr size_t kPooledMax = 4096;
+  napi_ref pool_ref = nullptr;
+  uint8_t* pool_data = nullptr;
+  size_t pool_length = 0;
+
   uint8_t* Scratch() {
     if (!scratch) scratch.reset(new uint8_t[kScratchSize]);
     return scratch.get();
   }
   // Idempotent: called by the env cleanup hook and again by the instance-data finalizer.
-  void Close() { scratch.reset(); }
+  void Close(napi_env env) {
+    scratch.reset();
+    if (pool_ref != nullptr) napi_delete_reference(env, pool_ref);
+    pool_ref = nullptr;
+    pool_data = nullptr;
+    pool_length = 0;
+  }
 };
 
 }  // namespace smartread

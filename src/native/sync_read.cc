@@ -198,12 +198,19 @@ bool PathArg::From(napi_env env, napi_value value, Failure* failure) {
 }
 
 Failure ReadWholeFd(napi_env env, Instance& instance, int fd, bool own_fd, bool stat_first,
-                    napi_value* out) {
+                    PoolSlot pool, napi_value* out) {
   if (stat_first) {
     struct stat st;
     if (fstat(fd, &st) < 0) return Failure::Errno(errno, Syscall::kFstat);
     if (S_ISREG(st.st_mode) && st.st_size > 0) {
       const uint64_t size = static_cast<uint64_t>(st.st_size);
+      if (pool.offset >= 0 && size <= Instance::kPooledMax &&
+          static_cast<uint64_t>(pool.offset) + size <= instance.pool_length) {
+        ssize_t n = ReadFully(fd, instance.pool_data + pool.offset, static_cast<size_t>(size));
+        if (n < 0) return Failure::Errno(static_cast<int>(-n), Syscall::kRead);
+        napi_create_uint32(env, static_cast<uint32_t>(n), out);
+        return {};
+      }
       if (size > instance.max_length) return Failure::TooLarge(size);
       return ReadKnownSize(env, fd, static_cast<size_t>(size), own_fd, out);
     }
@@ -215,17 +222,18 @@ Napi::Value ReadFileSync(const Napi::CallbackInfo& info, Instance& instance) {
   napi_env env = info.Env();
   const int flags = info[1].As<Napi::Number>().Int32Value();
   const bool stat_user_fd = info[2].As<Napi::Boolean>().Value();
+  const PoolSlot pool{info[3].As<Napi::Number>().Int64Value()};
   napi_value result = nullptr;
   Failure failure;
   if (info[0].IsNumber()) {
     failure = ReadWholeFd(env, instance, info[0].As<Napi::Number>().Int32Value(), false,
-                          stat_user_fd, &result);
+                          stat_user_fd, pool, &result);
   } else {
     PathArg path;
     if (!path.From(env, info[0], &failure)) return FailureToJs(info.Env(), failure);
     const int fd = open(path.c_str(), flags | O_CLOEXEC, 0666);
     if (fd < 0) return FailureToJs(info.Env(), Failure::Errno(errno, Syscall::kOpen));
-    failure = ReadWholeFd(env, instance, fd, true, true, &result);
+    failure = ReadWholeFd(env, instance, fd, true, true, pool, &result);
     // Linux releases the descriptor even when close(2) reports EINTR: never retry it.
     if (close(fd) < 0 && !failure.failed() && errno != EINTR) {
       failure = Failure::Errno(errno, Syscall::kClose);

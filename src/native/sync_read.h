@@ -24,15 +24,24 @@ class PathArg {
   std::string heap_;
 };
 
+// Where a small result may go: the instance's pool at `offset`, or nowhere (offset < 0).
+struct PoolSlot {
+  int64_t offset = -1;
+};
+
 // Reads fd from its current position: up to its size for a regular file with a size, else to
 // EOF. With stat_first false it does not fstat (node:fs's utf8 reader does not either); own_fd
 // says the fd was opened for this read, so its position need not be honoured.
-// On success sets *out to a Buffer; a kJsException failure means an exception is pending.
+// On success sets *out to a Buffer, or to the byte count when the file was small enough to be
+// read into the pool slot; a kJsException failure means an exception is pending.
 Failure ReadWholeFd(napi_env env, Instance& instance, int fd, bool own_fd, bool stat_first,
-                    napi_value* out);
+                    PoolSlot pool, napi_value* out);
 
-// readFileSync(target: string | Buffer | fd, flags: number, statUserFd: boolean)
-//   -> Buffer | {errno, syscall} | {errno: 0, reason, size?}
+// readFileSync(target: string | Buffer | fd, flags: number, statUserFd: boolean,
+//              poolOffset: number)
+//   -> Buffer | bytes read into the pool at poolOffset | {errno, syscall} | {errno: 0, reason}
+// A regular file of at most Instance::kPooledMax bytes that fits in the pool after poolOffset
+// (-1: do not pool) is read there; the caller returns a view of the pool.
 // A user fd is read from its position and left open; a path is opened with O_CLOEXEC and
 // closed before returning.
 Napi::Value ReadFileSync(const Napi::CallbackInfo& info, Instance& instance);

@@ -24,9 +24,14 @@ export interface Engine {
   readFileSync(target: string | Buffer | number, flags: number, statUserFd: boolean): RawResult;
 }
 
-export interface NativeBinding extends Engine {
+export interface NativeBinding {
   setup(options: { maxLength: number }): void;
   readonly features: { liburing: boolean };
+  /** The slab that small results are read into from now on (held by the addon). */
+  setPool(pool: Buffer): void;
+  /** Engine.readFileSync, plus: a regular file of at most 4 KiB that fits in the pool after
+   * `poolOffset` (-1: never) is read there, and its byte count is returned instead of a Buffer. */
+  readFileSync(target: string | Buffer | number, flags: number, statUserFd: boolean, poolOffset: number): RawResult | number;
 }
 
 export interface LoadReport {
