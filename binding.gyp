@@ -6,7 +6,9 @@
         "src/native/addon.cc",
         "src/native/dest_buffer.cc",
         "src/native/errors.cc",
-        "src/native/sync_read.cc"
+        "src/native/file_io.cc",
+        "src/native/sync_read.cc",
+        "src/native/threadpool_read.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")"

@@ -23,7 +23,11 @@ test('engineInfo() has the documented shape', () => {
   assert.equal(typeof info.liburing, 'boolean');
   assert.ok(Array.isArray(info.tried));
   for (const line of info.tried) assert.equal(typeof line, 'string');
-  for (const key of Object.keys(info)) assert.ok(['engine', 'liburing', 'path', 'reason', 'tried'].includes(key), key);
+  for (const key of Object.keys(info)) assert.ok(['engine', 'liburing', 'path', 'reason', 'tried', 'uring'].includes(key), key);
+  assert.equal(typeof info.uring.available, 'boolean');
+  if (!info.uring.available) assert.match(info.uring.reason, /\S/);
+  // io_uring needs the addon: the JS engine never claims it.
+  if (info.engine === 'js') assert.equal(info.uring.available, false);
 });
 
 test('engineInfo() returns a copy: changing it changes nothing', () => {

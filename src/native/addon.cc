@@ -4,6 +4,7 @@
 
 #include "instance.h"
 #include "sync_read.h"
+#include "threadpool_read.h"
 
 namespace smartread {
 
@@ -23,6 +24,7 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("setup", &Addon::Setup),
         InstanceMethod("setPool", &Addon::SetPool),
         InstanceMethod("readFileSync", &Addon::ReadFileSyncMethod),
+        InstanceMethod("threadpoolRead", &Addon::ThreadpoolReadMethod),
         InstanceValue("features", features, napi_enumerable),
     });
   }
@@ -49,6 +51,10 @@ class Addon : public Napi::Addon<Addon> {
 
   Napi::Value ReadFileSyncMethod(const Napi::CallbackInfo& info) {
     return ReadFileSync(info, instance_);
+  }
+
+  Napi::Value ThreadpoolReadMethod(const Napi::CallbackInfo& info) {
+    return ThreadpoolRead(info, instance_);
   }
 
   napi_env env_;

@@ -14,12 +14,17 @@ constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
 // may come from the heap, already faulted in, where advice would only split its mapping.
 constexpr size_t kHugeAdviceThreshold = size_t{32} << 20;
 
+}  // namespace
+
 // Advice only: where THP is off, or the range is not ours to advise, the pages stay small.
-void AdviseHugePages(uint8_t* data, size_t length) {
+void AdviseHugePagesIfLarge(uint8_t* data, size_t length) {
+  if (length < kHugeAdviceThreshold) return;
   const uintptr_t start = (reinterpret_cast<uintptr_t>(data) + kHugePage - 1) & ~(kHugePage - 1);
   const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + length) & ~(kHugePage - 1);
   if (end > start) madvise(reinterpret_cast<void*>(start), end - start, MADV_HUGEPAGE);
 }
+
+namespace {
 
 // A fresh destination is usually cold: V8 frees dead Buffers only at its next GC, so malloc hands
 // out memory last touched many reads ago, and the kernel's copy into it stalls on one cache miss
@@ -41,7 +46,7 @@ bool NewDestBuffer(napi_env env, size_t length, DestBuffer* out) {
   out->data = static_cast<uint8_t*>(data);
   out->length = length;
   if (length >= kHugeAdviceThreshold) {
-    AdviseHugePages(out->data, length);
+    AdviseHugePagesIfLarge(out->data, length);
   } else if (length >= kPrefetchMin && length <= kPrefetchMax) {
     PrefetchForWrite(out->data, length);
   }

@@ -3,100 +3,20 @@
 #include "sync_read.h"
 
 #include <fcntl.h>
-#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
 #include "dest_buffer.h"
+#include "file_io.h"
 
 namespace smartread {
 
 namespace {
-
-// Linux transfers at most this much in one read(2).
-constexpr size_t kMaxIo = 0x7ffff000;
-
-// read(2) until `length` bytes or EOF; returns the count, or -errno.
-ssize_t ReadFully(int fd, uint8_t* data, size_t length) {
-  size_t done = 0;
-  while (done < length) {
-    ssize_t n = read(fd, data + done, std::min(length - done, kMaxIo));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return -errno;
-    }
-    if (n == 0) break;
-    done += static_cast<size_t>(n);
-  }
-  return static_cast<ssize_t>(done);
-}
-
-// A large file opened by us is filled by this thread and one helper taking chunks in turn:
-// with two cores, page faults and copies of the destination run twice as fast.
-constexpr size_t kParallelThreshold = size_t{32} << 20;
-constexpr size_t kParallelChunk = size_t{8} << 20;
-
-class ParallelFill {
- public:
-  ParallelFill(int fd, uint8_t* data, size_t length)
-      : fd_(fd), data_(data), length_(length), valid_end_(length) {}
-
-  // Returns the length of the prefix that holds the file's bytes (shorter when the file shrank
-  // meanwhile), or -errno.
-  ssize_t Run() {
-    pthread_t helper;
-    const bool helped = pthread_create(&helper, nullptr, &ParallelFill::HelperMain, this) == 0;
-    Work();
-    if (helped) pthread_join(helper, nullptr);
-    if (error_.load() != 0) return -error_.load();
-    return static_cast<ssize_t>(valid_end_.load());
-  }
-
- private:
-  static void* HelperMain(void* self) {
-    static_cast<ParallelFill*>(self)->Work();
-    return nullptr;
-  }
-
-  void Work() {
-    for (;;) {
-      const size_t offset = next_.fetch_add(kParallelChunk);
-      if (offset >= length_ || error_.load(std::memory_order_relaxed) != 0) return;
-      const size_t want = std::min(kParallelChunk, length_ - offset);
-      size_t got = 0;
-      while (got < want) {
-        ssize_t n = pread(fd_, data_ + offset + got, want - got, static_cast<off_t>(offset + got));
-        if (n < 0) {
-          if (errno == EINTR) continue;
-          error_.store(errno);
-          return;
-        }
-        if (n == 0) break;
-        got += static_cast<size_t>(n);
-      }
-      if (got < want) LowerValidEnd(offset + got);
-    }
-  }
-
-  void LowerValidEnd(size_t end) {
-    size_t current = valid_end_.load();
-    while (end < current && !valid_end_.compare_exchange_weak(current, end)) {
-    }
-  }
-
-  const int fd_;
-  uint8_t* const data_;
-  const size_t length_;
-  std::atomic<size_t> next_{0};
-  std::atomic<size_t> valid_end_;
-  std::atomic<int> error_{0};
-};
 
 // The size is known from fstat: read straight into the result. A file that shrank meanwhile
 // gives only the bytes it held; one that grew gives its first `size` bytes, as node:fs does.
@@ -104,8 +24,7 @@ class ParallelFill {
 Failure ReadKnownSize(napi_env env, int fd, size_t size, bool own_fd, napi_value* out) {
   DestBuffer dest;
   if (!NewDestBuffer(env, size, &dest)) return Failure::JsException();
-  ssize_t n = own_fd && size >= kParallelThreshold ? ParallelFill(fd, dest.data, size).Run()
-                                                   : ReadFully(fd, dest.data, size);
+  ssize_t n = FillFromFile(fd, dest.data, size, own_fd);
   if (n < 0) return Failure::Errno(static_cast<int>(-n), Syscall::kRead);
   if (static_cast<size_t>(n) == size) {
     *out = dest.value;
@@ -130,27 +49,10 @@ Failure ReadToEof(napi_env env, Instance& instance, int fd, napi_value* out) {
   uint8_t* block = static_cast<uint8_t*>(malloc(capacity));
   if (block == nullptr) return Failure::Errno(ENOMEM, Syscall::kRead);
   memcpy(block, scratch, length);
-  for (;;) {
-    ssize_t n = ReadFully(fd, block + length, capacity - length);
-    if (n < 0) {
-      free(block);
-      return Failure::Errno(static_cast<int>(-n), Syscall::kRead);
-    }
-    length += static_cast<size_t>(n);
-    if (length > instance.max_length) {
-      free(block);
-      return Failure::TooLarge(length);
-    }
-    if (length < capacity) break;
-    // Grow to at most one byte past the limit, which is enough to tell that it was passed.
-    size_t next = std::min<size_t>(capacity * 2, instance.max_length + 1);
-    uint8_t* grown = static_cast<uint8_t*>(realloc(block, next));
-    if (grown == nullptr) {
-      free(block);
-      return Failure::Errno(ENOMEM, Syscall::kRead);
-    }
-    block = grown;
-    capacity = next;
+  Failure failure = ReadRestToEof(fd, instance.max_length, &block, &length, &capacity);
+  if (failure.failed()) {
+    free(block);
+    return failure;
   }
   const bool copied = CopyToBuffer(env, block, length, out);
   free(block);

@@ -100,3 +100,23 @@ export function failureToError(failure: RawFailure, path: unknown, target: strin
         failure.syscall === 'open' && typeof target !== 'number' ? displayPath(target) : undefined, caller);
   }
 }
+
+/** What node:fs rejects with when a read is aborted: AbortError, code ABORT_ERR, cause = reason. */
+export class AbortError extends Error {
+  readonly code = 'ABORT_ERR';
+  constructor(message = 'The operation was aborted', options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'AbortError';
+  }
+}
+
+export function abortError(signal: AbortSignal, caller: Function): AbortError {
+  const err = new AbortError(undefined, { cause: signal.reason });
+  Error.captureStackTrace(err, caller);
+  return err;
+}
+
+/** A forced strategy that this machine cannot run: never quietly replaced by another. */
+export function strategyUnavailable(strategy: string, reason: string, caller: Function) {
+  return withCode(new Error(`smartread: strategy '${strategy}' is not available here: ${reason}`), 'ERR_SMARTREAD_STRATEGY_UNAVAILABLE', caller);
+}

@@ -1,13 +1,27 @@
 // smartread: read files as fast as Linux allows, with node:fs's arguments, results and errors.
 import { loadReport } from './engine';
+import { uringAvailability } from './strategies';
 import type { LoadReport } from './native';
 
 export { smartReadSync } from './read_sync';
+export { smartRead, readMany } from './read_async';
+export { AbortError } from './errors';
+export type { ReadManyOptions, SettledRead, SmartReadOptions } from './read_async';
+export type { Strategy } from './strategies';
 export type { PathLike, PathOrFd, ReadFileOptions } from './args';
 export type { FsError } from './errors';
-export type { LoadReport };
 
-/** Which engine this process reads with, where it came from, and why. */
-export function engineInfo(): LoadReport {
-  return { ...loadReport, tried: [...loadReport.tried] };
+export interface EngineInfo extends LoadReport {
+  /** Whether the io_uring engine is usable here, and why not when it is not. */
+  uring: { available: true } | { available: false; reason: string };
+}
+
+/** Which engine this process reads with, where it came from, and why; sets io_uring up if needed. */
+export function engineInfo(): EngineInfo {
+  const ring = uringAvailability();
+  return {
+    ...loadReport,
+    tried: [...loadReport.tried],
+    uring: typeof ring === 'string' ? { available: false, reason: ring } : { available: true },
+  };
 }

@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import { constants as bufferConstants } from 'node:buffer';
 import { constants as osConstants } from 'node:os';
+import { promisify } from 'node:util';
 import type { Engine, RawFailure, RawResult } from './native';
 
 // node:fs validates lengths against 2 GiB - 1; larger files are read in pieces of this size.
@@ -88,3 +89,75 @@ export const jsEngine: Engine = {
     return result;
   },
 };
+
+// The asynchronous contract over node:fs's callback API (libuv's thread pool), with the same
+// raw results as the addon's engines.
+const openAsync = promisify(fs.open);
+const fstatAsync = promisify(fs.fstat);
+const closeAsync = promisify(fs.close);
+const readAsync = (fd: number, buffer: Buffer, offset: number, length: number) =>
+  new Promise<number>((resolve, reject) => {
+    fs.read(fd, buffer, offset, length, null, (err, n) => (err ? reject(err) : resolve(n)));
+  });
+
+async function readFullyAsync(fd: number, buffer: Buffer): Promise<number> {
+  let done = 0;
+  while (done < buffer.length) {
+    const n = await readAsync(fd, buffer, done, Math.min(buffer.length - done, kIoChunk));
+    if (n === 0) break;
+    done += n;
+  }
+  return done;
+}
+
+async function readWholeFdAsync(fd: number, statFirst: boolean): Promise<RawResult> {
+  if (statFirst) {
+    const stats = await fstatAsync(fd);
+    if (stats.isFile() && stats.size > 0) {
+      if (stats.size > bufferConstants.MAX_LENGTH) return { errno: 0, reason: 'too-large', size: stats.size };
+      const buffer = Buffer.allocUnsafe(stats.size);
+      const n = await readFullyAsync(fd, buffer);
+      return n === buffer.length ? buffer : Buffer.from(buffer.subarray(0, n));
+    }
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(kUnknownSizeChunk);
+    const n = await readFullyAsync(fd, chunk);
+    if (n > 0) chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n));
+    total += n;
+    if (total > bufferConstants.MAX_LENGTH) return { errno: 0, reason: 'too-large', size: total };
+    if (n < chunk.length) return Buffer.concat(chunks, total);
+  }
+}
+
+export async function jsReadAsync(target: string | Buffer | number, flags: number, statUserFd: boolean): Promise<RawResult> {
+  if (typeof target === 'number') {
+    if (target < 0) return { errno: -osConstants.errno.EBADF, syscall: statUserFd ? 'fstat' : 'read' };
+    try {
+      return await readWholeFdAsync(target, statUserFd);
+    } catch (err) {
+      return failure(err);
+    }
+  }
+  if (hasNullBytes(target)) return { errno: 0, reason: 'null-bytes' };
+  let fd: number;
+  try {
+    fd = await openAsync(target, flags, 0o666);
+  } catch (err) {
+    return failure(err);
+  }
+  let result: RawResult;
+  try {
+    result = await readWholeFdAsync(fd, true);
+  } catch (err) {
+    result = failure(err);
+  }
+  try {
+    await closeAsync(fd);
+  } catch (err) {
+    if (Buffer.isBuffer(result)) result = failure(err);
+  }
+  return result;
+}

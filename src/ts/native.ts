@@ -24,6 +24,9 @@ export interface Engine {
   readFileSync(target: string | Buffer | number, flags: number, statUserFd: boolean): RawResult;
 }
 
+/** The asynchronous contract: Engine.readFileSync's arguments and results, as a promise. */
+export type AsyncRead = (target: string | Buffer | number, flags: number, statUserFd: boolean) => Promise<RawResult>;
+
 export interface NativeBinding {
   setup(options: { maxLength: number }): void;
   readonly features: { liburing: boolean };
@@ -32,6 +35,17 @@ export interface NativeBinding {
   /** Engine.readFileSync, plus: a regular file of at most 4 KiB that fits in the pool after
    * `poolOffset` (-1: never) is read there, and its byte count is returned instead of a Buffer. */
   readFileSync(target: string | Buffer | number, flags: number, statUserFd: boolean, poolOffset: number): RawResult | number;
+  /** AsyncRead on libuv's thread pool. */
+  threadpoolRead: AsyncRead;
+  /** Sets the ring up on first use: null when io_uring is usable, else why not. Absent when
+   * the addon was built without liburing. */
+  uringStatus?(): string | null;
+  /** AsyncRead on the ring; `id` names it for uringCancel. Queued until uringSubmit(). */
+  uringRead?(target: string | Buffer | number, flags: number, statUserFd: boolean, id: number): Promise<RawResult>;
+  /** Submits what was queued since the last call (reads started in one tick share it). */
+  uringSubmit?(): void;
+  /** Cancels read `id` in the kernel; its promise still settles once the ring is done with it. */
+  uringCancel?(id: number): void;
 }
 
 export interface LoadReport {

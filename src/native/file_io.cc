@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+// Read loops over a file descriptor, shared by the engines that read on a thread of their own.
+#include "file_io.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+
+namespace smartread {
+
+namespace {
+
+// Linux transfers at most this much in one read(2).
+constexpr size_t kMaxIo = 0x7ffff000;
+
+}  // namespace
+
+ssize_t ReadFully(int fd, uint8_t* data, size_t length) {
+  size_t done = 0;
+  while (done < length) {
+    ssize_t n = read(fd, data + done, std::min(length - done, kMaxIo));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  return static_cast<ssize_t>(done);
+}
+
+namespace {
+
+// A large file opened by us is filled by this thread and one helper taking chunks in turn:
+// with two cores, page faults and copies of the destination run twice as fast.
+constexpr size_t kParallelThreshold = size_t{32} << 20;
+constexpr size_t kParallelChunk = size_t{8} << 20;
+
+class ParallelFill {
+ public:
+  ParallelFill(int fd, uint8_t* data, size_t length)
+      : fd_(fd), data_(data), length_(length), valid_end_(length) {}
+
+  // Returns the length of the prefix that holds the file's bytes (shorter when the file shrank
+  // meanwhile), or -errno.
+  ssize_t Run() {
+    pthread_t helper;
+    const bool helped = pthread_create(&helper, nullptr, &ParallelFill::HelperMain, this) == 0;
+    Work();
+    if (helped) pthread_join(helper, nullptr);
+    if (error_.load() != 0) return -error_.load();
+    return static_cast<ssize_t>(valid_end_.load());
+  }
+
+ private:
+  static void* HelperMain(void* self) {
+    static_cast<ParallelFill*>(self)->Work();
+    return nullptr;
+  }
+
+  void Work() {
+    for (;;) {
+      const size_t offset = next_.fetch_add(kParallelChunk);
+      if (offset >= length_ || error_.load(std::memory_order_relaxed) != 0) return;
+      const size_t want = std::min(kParallelChunk, length_ - offset);
+      size_t got = 0;
+      while (got < want) {
+        ssize_t n = pread(fd_, data_ + offset + got, want - got, static_cast<off_t>(offset + got));
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          error_.store(errno);
+          return;
+        }
+        if (n == 0) break;
+        got += static_cast<size_t>(n);
+      }
+      if (got < want) LowerValidEnd(offset + got);
+    }
+  }
+
+  void LowerValidEnd(size_t end) {
+    size_t current = valid_end_.load();
+    while (end < current && !valid_end_.compare_exchange_weak(current, end)) {
+    }
+  }
+
+  const int fd_;
+  uint8_t* const data_;
+  const size_t length_;
+  std::atomic<size_t> next_{0};
+  std::atomic<size_t> valid_end_;
+  std::atomic<int> error_{0};
+};
+
+}  // namespace
+
+ssize_t FillFromFile(int fd, uint8_t* data, size_t length, bool own_fd) {
+  if (own_fd && length >= kParallelThreshold) return ParallelFill(fd, data, length).Run();
+  return ReadFully(fd, data, length);
+}
+
+Failure ReadRestToEof(int fd, uint64_t max_length, uint8_t** block, size_t* length,
+                      size_t* capacity) {
+  for (;;) {
+    ssize_t n = ReadFully(fd, *block + *length, *capacity - *length);
+    if (n < 0) return Failure::Errno(static_cast<int>(-n), Syscall::kRead);
+    *length += static_cast<size_t>(n);
+    if (*length > max_length) return Failure::TooLarge(*length);
+    if (*length < *capacity) return {};
+    // Grow to at most one byte past the limit, which is enough to tell that it was passed.
+    size_t next = std::min<size_t>(*capacity * 2, max_length + 1);
+    uint8_t* grown = static_cast<uint8_t*>(realloc(*block, next));
+    if (grown == nullptr) return Failure::Errno(ENOMEM, Syscall::kRead);
+    *block = grown;
+    *capacity = next;
+  }
+}
+
+}  // namespace smartread

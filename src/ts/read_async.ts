@@ -1,0 +1,142 @@
+// smartRead and readMany: fs.promises.readFile's contract on the engine the strategy names.
+import { engineFor, strategyNames, type AsyncEngine, type Strategy } from './strategies';
+import { abortError, failureToError, invalidArgType, invalidArgValue, outOfRange, strategyUnavailable } from './errors';
+import { getOptions, getValidatedPath, isFd, stringToFlags, type PathOrFd, type ReadFileOptions } from './args';
+import type { RawFailure } from './native';
+
+export interface SmartReadOptions extends ReadFileOptions {
+  /** The engine: 'auto' (the default) chooses; the others force one, or fail where it is missing. */
+  strategy?: Strategy;
+}
+
+export interface ReadManyOptions extends SmartReadOptions {
+  /** How many reads are in flight at once (default 64). */
+  concurrency?: number;
+  /** Resolve with one { status, value | reason } per path instead of rejecting on the first error. */
+  settle?: boolean;
+}
+
+export type SettledRead<T> = { status: 'fulfilled'; value: T } | { status: 'rejected'; reason: Error };
+
+// What a read needs once its arguments are known to be valid.
+interface Request {
+  engine: AsyncEngine;
+  target: string | Buffer | number;
+  flags: number;
+  encoding: BufferEncoding | 'buffer' | null | undefined;
+  signal: AbortSignal | undefined;
+}
+
+interface Common {
+  engine: AsyncEngine;
+  encoding: Request['encoding'];
+  signal: AbortSignal | undefined;
+  flag: unknown;
+}
+
+function commonOptions(options: unknown, caller: Function): Common {
+  const { encoding, flag, signal } = getOptions(options, caller);
+  const strategy = (options !== null && typeof options === 'object'
+    ? (options as SmartReadOptions).strategy : undefined) ?? 'auto';
+  if (!strategyNames.includes(strategy)) {
+    throw invalidArgValue('options.strategy', strategy, `must be one of ${strategyNames.map((s) => `'${s}'`).join(', ')}`, caller);
+  }
+  const engine = engineFor(strategy);
+  if (typeof engine === 'string') throw strategyUnavailable(strategy, engine, caller);
+  return { engine, encoding, signal, flag };
+}
+
+function request(path: unknown, common: Common, caller: Function): Request {
+  let target: string | Buffer | number;
+  if (isFd(path)) {
+    if (path < 0) throw outOfRange('fd', '>= 0 && <= 2147483647', path, caller);
+    target = path;
+  } else {
+    target = getValidatedPath(path, caller);
+  }
+  return { engine: common.engine, target, flags: stringToFlags(common.flag, caller), encoding: common.encoding, signal: common.signal };
+}
+
+let nextId = 1;
+
+// Settles with the engine's result, or rejects with an AbortError as soon as the signal fires
+// (the engine is told to stop; its own promise settles later and is ignored).
+function untilAborted<T>(pending: Promise<T>, signal: AbortSignal, stop: () => void, caller: Function): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      stop();
+      reject(abortError(signal, caller));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    pending.then((value) => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(value);
+    }, (err) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(err);
+    });
+  });
+}
+
+async function perform(req: Request, path: unknown, caller: Function): Promise<Buffer | string> {
+  const { engine, target, signal } = req;
+  if (signal?.aborted) throw abortError(signal, caller);
+  const id = nextId++;
+  const pending = engine.read(target, req.flags, true, id);
+  const raw = signal
+    ? await untilAborted(pending, signal, () => engine.cancel?.(id), caller)
+    : await pending;
+  if ((raw as RawFailure).errno !== undefined) throw failureToError(raw as RawFailure, path, target, caller);
+  // Like node:fs, an encoding of 'buffer' passes validation and then fails in toString().
+  return req.encoding ? (raw as Buffer).toString(req.encoding as BufferEncoding) : (raw as Buffer);
+}
+
+export function smartRead(path: PathOrFd, options?: { encoding?: null; flag?: string | number; signal?: AbortSignal; strategy?: Strategy } | null): Promise<Buffer>;
+export function smartRead(path: PathOrFd, options: { encoding: BufferEncoding; flag?: string | number; signal?: AbortSignal; strategy?: Strategy } | BufferEncoding): Promise<string>;
+export function smartRead(path: PathOrFd, options?: SmartReadOptions | BufferEncoding | null): Promise<string | Buffer>;
+/** The counterpart of fs.promises.readFile (and of fs.readFile, as it also takes an fd). */
+export async function smartRead(path: PathOrFd, options?: SmartReadOptions | BufferEncoding | null): Promise<string | Buffer> {
+  return perform(request(path, commonOptions(options, smartRead), smartRead), path, smartRead);
+}
+
+export function readMany(paths: Iterable<PathOrFd>, options: ReadManyOptions & { settle: true }): Promise<SettledRead<Buffer | string>[]>;
+export function readMany(paths: Iterable<PathOrFd>, options: (ReadManyOptions & { encoding: BufferEncoding }) | BufferEncoding): Promise<string[]>;
+export function readMany(paths: Iterable<PathOrFd>, options?: ReadManyOptions | null): Promise<Buffer[]>;
+export function readMany(paths: Iterable<PathOrFd>, options?: ReadManyOptions | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>>;
+/**
+ * Reads every path with at most `concurrency` in flight; results in input order. Rejects with
+ * the first error (node:fs-style, naming its file) unless `settle` is set.
+ */
+export async function readMany(paths: Iterable<PathOrFd>, options?: ReadManyOptions | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>> {
+  if (paths == null || typeof (paths as Iterable<unknown>)[Symbol.iterator] !== 'function' || typeof paths === 'string') {
+    throw invalidArgType('paths', 'an iterable of paths', paths, readMany);
+  }
+  const list = Array.from(paths);
+  const common = commonOptions(options, readMany);
+  const many = options !== null && typeof options === 'object' ? options : {};
+  const concurrency = many.concurrency ?? 64;
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw invalidArgValue('options.concurrency', concurrency, 'must be an integer >= 1', readMany);
+  }
+  const settle = many.settle === true;
+  const results: Array<Buffer | string | SettledRead<Buffer | string>> = new Array(list.length);
+  let next = 0;
+  let failed = false;
+  const lane = async () => {
+    while (!failed && next < list.length) {
+      const i = next++;
+      try {
+        const value = await perform(request(list[i], common, readMany), list[i], readMany);
+        results[i] = settle ? { status: 'fulfilled', value } : value;
+      } catch (err) {
+        if (!settle) {
+          failed = true;
+          throw err;
+        }
+        results[i] = { status: 'rejected', reason: err as Error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, list.length) }, lane));
+  return results;
+}

@@ -1,0 +1,85 @@
+// The engines smartRead can use, whether each is usable here, and why not when it is not.
+import { engine, loadReport, native } from './engine';
+import { jsReadAsync } from './js_engine';
+import type { AsyncRead, NativeBinding, RawResult } from './native';
+
+export type Strategy = 'auto' | 'sync' | 'uring' | 'threadpool';
+export const strategyNames: readonly Strategy[] = ['auto', 'sync', 'uring', 'threadpool'];
+
+export interface AsyncEngine {
+  readonly name: Exclude<Strategy, 'auto'>;
+  /** Reads one file; `id` names the read for cancel(). */
+  read(target: string | Buffer | number, flags: number, statUserFd: boolean, id: number): Promise<RawResult>;
+  /** Stops read `id` where the engine can (io_uring cancels it in the kernel). */
+  cancel?(id: number): void;
+}
+
+// On the calling thread, settled as a promise.
+const syncEngine: AsyncEngine = {
+  name: 'sync',
+  read: async (target, flags, statUserFd) => engine.readFileSync(target, flags, statUserFd),
+};
+
+// The addon's pool worker, or node:fs's asynchronous calls (also libuv's thread pool).
+const threadpoolRead: AsyncRead = native ? native.threadpoolRead.bind(native) : jsReadAsync;
+const threadpoolEngine: AsyncEngine = {
+  name: 'threadpool',
+  read: (target, flags, statUserFd) => threadpoolRead(target, flags, statUserFd),
+};
+
+// Reads queued in one tick are submitted together by one microtask: one io_uring_enter for
+// a whole batch instead of one per read.
+function uringEngine(binding: Required<NativeBinding>): AsyncEngine {
+  let submitQueued = false;
+  const submit = () => {
+    submitQueued = false;
+    binding.uringSubmit();
+  };
+  return {
+    name: 'uring',
+    read(target, flags, statUserFd, id) {
+      const pending = binding.uringRead(target, flags, statUserFd, id);
+      if (!submitQueued) {
+        submitQueued = true;
+        queueMicrotask(submit);
+      }
+      return pending;
+    },
+    cancel: (id) => binding.uringCancel(id),
+  };
+}
+
+let uring: AsyncEngine | string | undefined;
+
+/** The io_uring engine, or why it cannot be used here; the ring is set up on the first ask. */
+export function uringAvailability(): AsyncEngine | string {
+  if (uring === undefined) {
+    if (process.env.SMARTREAD_IO_URING === '0') {
+      uring = 'io_uring is turned off (SMARTREAD_IO_URING=0)';
+    } else if (!native) {
+      uring = `the native addon is not in use (${loadReport.reason})`;
+    } else if (!native.uringStatus || !native.uringRead || !native.uringSubmit || !native.uringCancel) {
+      uring = 'the addon was built without liburing';
+    } else {
+      const why = native.uringStatus();
+      uring = why === null ? uringEngine(native as Required<NativeBinding>) : why;
+    }
+  }
+  return uring;
+}
+
+/** The engine for a strategy, or why it is not available. */
+export function engineFor(strategy: Strategy): AsyncEngine | string {
+  switch (strategy) {
+    case 'sync':
+      return syncEngine;
+    case 'threadpool':
+      return threadpoolEngine;
+    case 'uring':
+      return uringAvailability();
+    case 'auto': {
+      const ring = uringAvailability();
+      return typeof ring === 'string' ? threadpoolEngine : ring;
+    }
+  }
+}
