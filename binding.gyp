@@ -7,6 +7,7 @@
         "src/native/dest_buffer.cc",
         "src/native/errors.cc",
         "src/native/file_io.cc",
+        "src/native/page_cache.cc",
         "src/native/sync_read.cc",
         "src/native/threadpool_read.cc"
       ],

@@ -3,6 +3,7 @@
 #include <napi.h>
 
 #include "instance.h"
+#include "page_cache.h"
 #include "sync_read.h"
 #include "threadpool_read.h"
 
@@ -25,6 +26,8 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("setPool", &Addon::SetPool),
         InstanceMethod("readFileSync", &Addon::ReadFileSyncMethod),
         InstanceMethod("threadpoolRead", &Addon::ThreadpoolReadMethod),
+        InstanceMethod("evictFromPageCache", &Addon::EvictMethod),
+        InstanceMethod("pageCacheResidency", &Addon::ResidencyMethod),
         InstanceValue("features", features, napi_enumerable),
     });
   }
@@ -56,6 +59,9 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value ThreadpoolReadMethod(const Napi::CallbackInfo& info) {
     return ThreadpoolRead(info, instance_);
   }
+
+  Napi::Value EvictMethod(const Napi::CallbackInfo& info) { return EvictFromPageCache(info); }
+  Napi::Value ResidencyMethod(const Napi::CallbackInfo& info) { return PageCacheResidency(info); }
 
   napi_env env_;
   Instance instance_;

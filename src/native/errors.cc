@@ -11,6 +11,7 @@ const char* SyscallName(Syscall call) {
     case Syscall::kRead: return "read";
     case Syscall::kClose: return "close";
     case Syscall::kMmap: return "mmap";
+    case Syscall::kFadvise: return "fadvise";
     case Syscall::kNone: break;
   }
   return "";

@@ -6,6 +6,7 @@ import type { LoadReport } from './native';
 export { smartReadSync } from './read_sync';
 export { smartRead, readMany } from './read_async';
 export { AbortError } from './errors';
+export { evictFromPageCache, pageCacheResidency } from './page_cache';
 export type { ReadManyOptions, SettledRead, SmartReadOptions } from './read_async';
 export type { Strategy } from './strategies';
 export type { PathLike, PathOrFd, ReadFileOptions } from './args';

@@ -1,0 +1,30 @@
+// Page-cache control: what benchmarks and tests need to read files cold, and to check that
+// they were.
+import { native } from './engine';
+import { failureToError, strategyUnavailable } from './errors';
+import { getValidatedPath, type PathLike } from './args';
+import type { RawFailure } from './native';
+
+function requireNative(caller: Function) {
+  if (!native) throw strategyUnavailable('page cache control', 'it needs the native addon', caller);
+  return native;
+}
+
+function check<T>(result: T | RawFailure, path: PathLike, target: string | Buffer, caller: Function): T {
+  if (result !== undefined && (result as RawFailure).errno !== undefined) {
+    throw failureToError(result as RawFailure, path, target, caller);
+  }
+  return result as T;
+}
+
+/** Drops the file's clean pages from the page cache (posix_fadvise DONTNEED; no root needed). */
+export function evictFromPageCache(path: PathLike): void {
+  const target = getValidatedPath(path, evictFromPageCache);
+  check(requireNative(evictFromPageCache).evictFromPageCache(target.toString()), path, target, evictFromPageCache);
+}
+
+/** How many of the file's bytes are in the page cache now (mincore). */
+export function pageCacheResidency(path: PathLike): { size: number; cached: number } {
+  const target = getValidatedPath(path, pageCacheResidency);
+  return check(requireNative(pageCacheResidency).pageCacheResidency(target.toString()), path, target, pageCacheResidency);
+}
