@@ -9,7 +9,9 @@
         "src/native/file_io.cc",
         "src/native/page_cache.cc",
         "src/native/sync_read.cc",
-        "src/native/threadpool_read.cc"
+        "src/native/threadpool_read.cc",
+        "src/native/uring/read_file.cc",
+        "src/native/uring/ring.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")"

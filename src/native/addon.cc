@@ -6,6 +6,9 @@
 #include "page_cache.h"
 #include "sync_read.h"
 #include "threadpool_read.h"
+#include "uring/ring.h"
+
+#include <string>
 
 namespace smartread {
 
@@ -30,6 +33,14 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("pageCacheResidency", &Addon::ResidencyMethod),
         InstanceValue("features", features, napi_enumerable),
     });
+#ifdef HAVE_LIBURING
+    DefineProperties(exports, {
+        InstanceMethod("uringStatus", &Addon::UringStatus),
+        InstanceMethod("uringRead", &Addon::UringRead),
+        InstanceMethod("uringSubmit", &Addon::UringSubmit),
+        InstanceMethod("uringCancel", &Addon::UringCancel),
+    });
+#endif
   }
   ~Addon() { instance_.Close(env_); }
 
@@ -62,6 +73,39 @@ class Addon : public Napi::Addon<Addon> {
 
   Napi::Value EvictMethod(const Napi::CallbackInfo& info) { return EvictFromPageCache(info); }
   Napi::Value ResidencyMethod(const Napi::CallbackInfo& info) { return PageCacheResidency(info); }
+
+#ifdef HAVE_LIBURING
+  // uringStatus(): sets the ring up on first use; null when usable, else why not.
+  Napi::Value UringStatus(const Napi::CallbackInfo& info) {
+    if (ring_ == nullptr && ring_why_.empty()) {
+      ring_ = uring::Ring::Create(env_, &instance_, &ring_why_);
+    }
+    if (ring_ != nullptr) return info.Env().Null();
+    return Napi::String::New(info.Env(), ring_why_);
+  }
+
+  Napi::Value UringRead(const Napi::CallbackInfo& info) {
+    if (ring_ == nullptr) {
+      Napi::Error::New(info.Env(), "smartread: io_uring is not set up").ThrowAsJavaScriptException();
+      return info.Env().Undefined();
+    }
+    return Napi::Value(info.Env(), ring_->Read(info));
+  }
+
+  Napi::Value UringSubmit(const Napi::CallbackInfo& info) {
+    if (ring_ != nullptr) ring_->Submit();
+    return info.Env().Undefined();
+  }
+
+  Napi::Value UringCancel(const Napi::CallbackInfo& info) {
+    if (ring_ != nullptr) ring_->Cancel(info[0].As<Napi::Number>().Uint32Value());
+    return info.Env().Undefined();
+  }
+
+  // Owned by itself from setup on: it deletes itself at the end of the environment's teardown.
+  uring::Ring* ring_ = nullptr;
+  std::string ring_why_;
+#endif
 
   napi_env env_;
   Instance instance_;

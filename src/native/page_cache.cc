@@ -8,18 +8,19 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <string>
 #include <vector>
 
 #include "errors.h"
+#include "sync_read.h"
 
 namespace smartread {
 
 namespace {
 
-// Opens the path named by info[0] for reading; -1 with *failure set on error.
+// Opens the path (string or Buffer) named by info[0] for reading; -1 with *failure set on error.
 int OpenForControl(const Napi::CallbackInfo& info, Failure* failure) {
-  const std::string path = info[0].As<Napi::String>().Utf8Value();
+  PathArg path;
+  if (!path.From(info.Env(), info[0], failure)) return -1;
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) *failure = Failure::Errno(errno, Syscall::kOpen);
   return fd;

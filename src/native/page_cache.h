@@ -6,12 +6,12 @@
 
 namespace smartread {
 
-// evictFromPageCache(path: string) -> undefined | {errno, syscall}
+// evictFromPageCache(path: string | Buffer) -> undefined | {errno, syscall}
 // posix_fadvise(POSIX_FADV_DONTNEED) over the whole file: its clean pages leave the cache
 // (no root needed; dirty pages stay until written back).
 Napi::Value EvictFromPageCache(const Napi::CallbackInfo& info);
 
-// pageCacheResidency(path: string) -> {size, cached} | {errno, syscall}
+// pageCacheResidency(path: string | Buffer) -> {size, cached} | {errno, syscall}
 // How many of the file's bytes are in the page cache (mincore over a mapping of it).
 Napi::Value PageCacheResidency(const Napi::CallbackInfo& info);
 

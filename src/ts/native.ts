@@ -35,8 +35,8 @@ export interface NativeBinding {
   /** Engine.readFileSync, plus: a regular file of at most 4 KiB that fits in the pool after
    * `poolOffset` (-1: never) is read there, and its byte count is returned instead of a Buffer. */
   readFileSync(target: string | Buffer | number, flags: number, statUserFd: boolean, poolOffset: number): RawResult | number;
-  evictFromPageCache(path: string): RawFailure | undefined;
-  pageCacheResidency(path: string): { size: number; cached: number } | RawFailure;
+  evictFromPageCache(path: string | Buffer): RawFailure | undefined;
+  pageCacheResidency(path: string | Buffer): { size: number; cached: number } | RawFailure;
   /** AsyncRead on libuv's thread pool. */
   threadpoolRead: AsyncRead;
   /** Sets the ring up on first use: null when io_uring is usable, else why not. Absent when

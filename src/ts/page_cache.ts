@@ -20,11 +20,11 @@ function check<T>(result: T | RawFailure, path: PathLike, target: string | Buffe
 /** Drops the file's clean pages from the page cache (posix_fadvise DONTNEED; no root needed). */
 export function evictFromPageCache(path: PathLike): void {
   const target = getValidatedPath(path, evictFromPageCache);
-  check(requireNative(evictFromPageCache).evictFromPageCache(target.toString()), path, target, evictFromPageCache);
+  check(requireNative(evictFromPageCache).evictFromPageCache(target), path, target, evictFromPageCache);
 }
 
 /** How many of the file's bytes are in the page cache now (mincore). */
 export function pageCacheResidency(path: PathLike): { size: number; cached: number } {
   const target = getValidatedPath(path, pageCacheResidency);
-  return check(requireNative(pageCacheResidency).pageCacheResidency(target.toString()), path, target, pageCacheResidency);
+  return check(requireNative(pageCacheResidency).pageCacheResidency(target), path, target, pageCacheResidency);
 }

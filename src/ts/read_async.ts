@@ -47,32 +47,61 @@ function commonOptions(options: unknown, caller: Function): Common {
 }
 
 function request(path: unknown, common: Common, caller: Function): Request {
-  let target: string | Buffer | number;
   if (isFd(path)) {
     if (path < 0) throw outOfRange('fd', '>= 0 && <= 2147483647', path, caller);
-    target = path;
-  } else {
-    target = getValidatedPath(path, caller);
+    // An fd is already open: like fs.readFile, the flag is not looked at.
+    return { engine: common.engine, target: path, flags: 0, encoding: common.encoding, signal: common.signal };
   }
-  return { engine: common.engine, target, flags: stringToFlags(common.flag, caller), encoding: common.encoding, signal: common.signal };
+  const target = getValidatedPath(path, caller);
+  // fs.promises.readFile opens with `flag || 'r'`: an empty flag reads.
+  const flags = stringToFlags(common.flag || 'r', caller);
+  return { engine: common.engine, target, flags, encoding: common.encoding, signal: common.signal };
 }
 
 let nextId = 1;
+
+// One 'abort' listener per signal, shared by all the reads waiting on it (hundreds, in a
+// readMany), removed when the last of them settles.
+const abortWaiters = new WeakMap<AbortSignal, Set<() => void>>();
+
+function onAbort(signal: AbortSignal, waiter: () => void): () => void {
+  let waiters = abortWaiters.get(signal);
+  if (waiters === undefined) {
+    const set = new Set<() => void>();
+    const fire = () => {
+      abortWaiters.delete(signal);
+      for (const w of set) w();
+    };
+    abortWaiters.set(signal, set);
+    signal.addEventListener('abort', fire, { once: true });
+    waiters = set;
+    listeners.set(set, fire);
+  }
+  waiters.add(waiter);
+  const set = waiters;
+  return () => {
+    set.delete(waiter);
+    if (set.size === 0 && abortWaiters.get(signal) === set) {
+      abortWaiters.delete(signal);
+      signal.removeEventListener('abort', listeners.get(set)!);
+    }
+  };
+}
+const listeners = new WeakMap<Set<() => void>, () => void>();
 
 // Settles with the engine's result, or rejects with an AbortError as soon as the signal fires
 // (the engine is told to stop; its own promise settles later and is ignored).
 function untilAborted<T>(pending: Promise<T>, signal: AbortSignal, stop: () => void, caller: Function): Promise<T> {
   return new Promise((resolve, reject) => {
-    const onAbort = () => {
+    const forget = onAbort(signal, () => {
       stop();
       reject(abortError(signal, caller));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
+    });
     pending.then((value) => {
-      signal.removeEventListener('abort', onAbort);
+      forget();
       resolve(value);
     }, (err) => {
-      signal.removeEventListener('abort', onAbort);
+      forget();
       reject(err);
     });
   });
@@ -96,7 +125,10 @@ export function smartRead(path: PathOrFd, options: { encoding: BufferEncoding; f
 export function smartRead(path: PathOrFd, options?: SmartReadOptions | BufferEncoding | null): Promise<string | Buffer>;
 /** The counterpart of fs.promises.readFile (and of fs.readFile, as it also takes an fd). */
 export async function smartRead(path: PathOrFd, options?: SmartReadOptions | BufferEncoding | null): Promise<string | Buffer> {
-  return perform(request(path, commonOptions(options, smartRead), smartRead), path, smartRead);
+  const common = commonOptions(options, smartRead);
+  // As fs.promises.readFile: an aborted signal wins over an invalid path or flag.
+  if (common.signal?.aborted) throw abortError(common.signal, smartRead);
+  return perform(request(path, common, smartRead), path, smartRead);
 }
 
 export function readMany(paths: Iterable<PathOrFd>, options: ReadManyOptions & { settle: true }): Promise<SettledRead<Buffer | string>[]>;
@@ -108,7 +140,9 @@ export function readMany(paths: Iterable<PathOrFd>, options?: ReadManyOptions | 
  * the first error (node:fs-style, naming its file) unless `settle` is set.
  */
 export async function readMany(paths: Iterable<PathOrFd>, options?: ReadManyOptions | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>> {
-  if (paths == null || typeof (paths as Iterable<unknown>)[Symbol.iterator] !== 'function' || typeof paths === 'string') {
+  // A string or a Buffer is one path, not a list of them.
+  if (paths == null || typeof (paths as Iterable<unknown>)[Symbol.iterator] !== 'function' ||
+      typeof paths === 'string' || ArrayBuffer.isView(paths)) {
     throw invalidArgType('paths', 'an iterable of paths', paths, readMany);
   }
   const list = Array.from(paths);
@@ -126,6 +160,7 @@ export async function readMany(paths: Iterable<PathOrFd>, options?: ReadManyOpti
     while (!failed && next < list.length) {
       const i = next++;
       try {
+        if (common.signal?.aborted) throw abortError(common.signal, readMany);
         const value = await perform(request(list[i], common, readMany), list[i], readMany);
         results[i] = settle ? { status: 'fulfilled', value } : value;
       } catch (err) {

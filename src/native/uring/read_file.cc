@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: MIT
+// One whole-file read on the ring: open and size it, read it in chunks, close it.
+#ifdef HAVE_LIBURING
+
+#include "read_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+#include "../dest_buffer.h"
+
+namespace smartread {
+namespace uring {
+
+namespace {
+
+// A file up to this size is one READ, hard-linked to its CLOSE.
+constexpr uint64_t kChunk = uint64_t{2} << 20;
+// From this size on, reads are punted to io_uring's workers (IOSQE_ASYNC): a cached file would
+// otherwise be copied inline, on the JS thread, during submission, holding the loop for the
+// whole file (200 reads of 4 MiB started in one tick all finished inside it); the workers copy
+// on the other core and fault the destination in parallel.
+constexpr uint64_t kAsyncFrom = uint64_t{512} << 10;
+constexpr size_t kFirstBlock = size_t{64} << 10;
+// A read at the file's current position, for files that have none of their own (pipes) and
+// user fds, whose position node:fs honours.
+constexpr uint64_t kCurrentPosition = ~uint64_t{0};
+
+}  // namespace
+
+FileRead::FileRead(Ring* ring, uint32_t id, napi_deferred deferred, std::string path,
+                   int user_fd, int flags, bool stat_user_fd)
+    : ring_(ring),
+      id_(id),
+      deferred_(deferred),
+      path_(std::move(path)),
+      user_fd_(user_fd),
+      flags_(flags),
+      stat_user_fd_(stat_user_fd) {
+  for (size_t i = 0; i < kMaxOps; i++) ops_[i].owner = this;
+}
+
+FileRead::~FileRead() {
+  free(block_);
+  if (dest_ref_ != nullptr && !ring_->closing()) napi_delete_reference(ring_->env(), dest_ref_);
+}
+
+io_uring_sqe* FileRead::Queue(Op* op) {
+  op->busy = true;
+  in_flight_++;
+  return ring_->Sqe(op);
+}
+
+void FileRead::Start(int slot) {
+  if (user_fd_ >= 0) {
+    phase_ = Phase::kReading;
+    if (!stat_user_fd_) return BeginRead(false, 0);
+    // fstat of an open fd does not wait for the disk: done here rather than as a ring op.
+    struct stat st;
+    if (fstat(user_fd_, &st) < 0) {
+      Fail(Failure::Errno(errno, Syscall::kFstat));
+      return CloseOrFinish();
+    }
+    return BeginRead(S_ISREG(st.st_mode), static_cast<uint64_t>(st.st_size));
+  }
+  slot_ = slot;
+  ring_->Reserve(2);
+  Op* open = &ops_[kOpen];
+  open->kind = kOpen;
+  io_uring_sqe* sqe = Queue(open);
+  // No O_CLOEXEC: the kernel refuses it (EINVAL) for a direct descriptor, which never enters
+  // the fd table and so cannot be inherited anyway.
+  io_uring_prep_openat_direct(sqe, AT_FDCWD, path_.c_str(), flags_ & ~O_CLOEXEC, 0666,
+                              static_cast<unsigned>(slot_));
+  sqe->flags |= IOSQE_IO_LINK;
+  // The size comes from the path, as no op stats a direct descriptor. Should the path be
+  // replaced in between, it is only a hint: the reads below stop at EOF and never return bytes
+  // that the opened file did not hold.
+  Op* stat = &ops_[kStatx];
+  stat->kind = kStatx;
+  io_uring_prep_statx(Queue(stat), AT_FDCWD, path_.c_str(), 0, STATX_TYPE | STATX_SIZE, &statx_);
+}
+
+void FileRead::OnCompletion(Op* op, int res) {
+  op->busy = false;
+  in_flight_--;
+  switch (op->kind) {
+    case kOpen:
+      if (res < 0) {
+        Fail(Failure::Errno(-res, Syscall::kOpen));
+      } else {
+        opened_ = true;
+      }
+      break;
+    case kStatx:
+      if (res < 0 && res != -ECANCELED) Fail(Failure::Errno(-res, Syscall::kFstat));
+      break;
+    case kRead:
+      OnRead(op, res);
+      break;
+    case kClose:
+      opened_ = false;
+      ring_->ReleaseSlot(slot_);
+      if (res < 0 && res != -ECANCELED) Fail(Failure::Errno(-res, Syscall::kClose));
+      break;
+  }
+  Step();
+}
+
+void FileRead::Step() {
+  switch (phase_) {
+    case Phase::kOpening:
+      if (in_flight_ > 0) return;
+      if (failure_.failed() || cancelled_ || ring_->closing()) return CloseOrFinish();
+      phase_ = Phase::kReading;
+      return BeginRead(S_ISREG(statx_.stx_mode), statx_.stx_size);
+    case Phase::kReading:
+      if (!failure_.failed() && !cancelled_ && !ring_->closing()) ScheduleReads();
+      if (in_flight_ == 0) CloseOrFinish();
+      return;
+    case Phase::kClosing:
+      if (in_flight_ == 0) CloseOrFinish();
+      return;
+  }
+}
+
+void FileRead::BeginRead(bool regular, uint64_t size) {
+  if (regular && size > 0) {
+    if (size > ring_->max_length()) {
+      Fail(Failure::TooLarge(size));
+      return CloseOrFinish();
+    }
+    DestBuffer dest;
+    if (!NewDestBuffer(ring_->env(), static_cast<size_t>(size), &dest)) {
+      napi_value ignored;
+      napi_get_and_clear_last_exception(ring_->env(), &ignored);
+      Fail(Failure::Errno(ENOMEM, Syscall::kRead));
+      return CloseOrFinish();
+    }
+    napi_create_reference(ring_->env(), dest.value, 1, &dest_ref_);
+    dest_ = dest.data;
+    size_ = size;
+    valid_end_ = size;
+    chunked_async_ = size >= kAsyncFrom;
+  } else {
+    to_eof_ = true;
+    capacity_ = kFirstBlock;
+    block_ = static_cast<uint8_t*>(malloc(capacity_));
+    if (block_ == nullptr) {
+      Fail(Failure::Errno(ENOMEM, Syscall::kRead));
+      return CloseOrFinish();
+    }
+  }
+  ScheduleReads();
+  if (in_flight_ == 0) CloseOrFinish();
+}
+
+Op* FileRead::FreeReadOp() {
+  for (size_t i = kClose + 1; i < kMaxOps; i++) {
+    if (!ops_[i].busy) return &ops_[i];
+  }
+  return nullptr;
+}
+
+void FileRead::ScheduleReads() {
+  const bool fixed = user_fd_ < 0;
+  const int fd = fixed ? slot_ : user_fd_;
+  if (to_eof_) {
+    // One at a time, at the current position, into the rest of the block.
+    if (eof_ || in_flight_ > 0) return;
+    Op* op = FreeReadOp();
+    op->kind = kRead;
+    io_uring_sqe* sqe = Queue(op);
+    io_uring_prep_read(sqe, fd, block_ + length_, static_cast<unsigned>(capacity_ - length_),
+                       kCurrentPosition);
+    if (fixed) sqe->flags |= IOSQE_FIXED_FILE;
+    return;
+  }
+  // A user fd is read in order from its position; a file we opened, in parallel chunks.
+  const size_t max_in_flight = fixed ? kMaxChunks : 1;
+  while (next_offset_ < valid_end_ && in_flight_ < max_in_flight) {
+    Op* op = FreeReadOp();
+    if (op == nullptr) return;
+    const uint64_t length = std::min(kChunk, valid_end_ - next_offset_);
+    const uint64_t offset = next_offset_;
+    next_offset_ += length;
+    ring_->Reserve(2);
+    op->kind = kRead;
+    op->offset = offset;
+    op->length = length;
+    io_uring_sqe* sqe = Queue(op);
+    io_uring_prep_read(sqe, fd, dest_ + offset, static_cast<unsigned>(length),
+                       fixed ? offset : kCurrentPosition);
+    if (fixed) sqe->flags |= IOSQE_FIXED_FILE;
+    if (chunked_async_) sqe->flags |= IOSQE_ASYNC;
+    // The whole file in one READ: hard-link its CLOSE, which then runs even after a short read.
+    if (fixed && offset == 0 && length == size_) {
+      sqe->flags |= IOSQE_IO_HARDLINK;
+      Op* close = &ops_[kClose];
+      close->kind = kClose;
+      io_uring_prep_close_direct(Queue(close), static_cast<unsigned>(slot_));
+      close_queued_ = true;
+    }
+  }
+}
+
+void FileRead::OnRead(Op* op, int res) {
+  if (res < 0) {
+    if (res != -ECANCELED || !(cancelled_ || failure_.failed())) {
+      Fail(Failure::Errno(-res, Syscall::kRead));
+    }
+    return;
+  }
+  const size_t n = static_cast<size_t>(res);
+  if (to_eof_) {
+    if (n == 0) {
+      eof_ = true;
+      return;
+    }
+    length_ += n;
+    if (length_ > ring_->max_length()) {
+      Fail(Failure::TooLarge(length_));
+      return;
+    }
+    if (length_ == capacity_) {
+      // Grow to at most one byte past the limit, which is enough to tell that it was passed.
+      const size_t next = std::min<size_t>(capacity_ * 2, ring_->max_length() + 1);
+      uint8_t* grown = static_cast<uint8_t*>(realloc(block_, next));
+      if (grown == nullptr) {
+        Fail(Failure::Errno(ENOMEM, Syscall::kRead));
+        return;
+      }
+      block_ = grown;
+      capacity_ = next;
+    }
+    return;
+  }
+  // A short chunk is EOF: the file shrank. Nothing past it is part of the result.
+  if (n < op->length) {
+    valid_end_ = std::min(valid_end_, op->offset + n);
+    next_offset_ = std::max(next_offset_, valid_end_);
+  }
+}
+
+void FileRead::CloseOrFinish() {
+  phase_ = Phase::kClosing;
+  if (opened_ && !close_queued_) {
+    Op* close = &ops_[kClose];
+    close->kind = kClose;
+    io_uring_prep_close_direct(Queue(close), static_cast<unsigned>(slot_));
+    close_queued_ = true;
+  }
+  if (in_flight_ == 0) ring_->Finish(this);
+}
+
+void FileRead::Cancel() {
+  if (cancelled_) return;
+  cancelled_ = true;
+  for (size_t i = 0; i < kMaxOps; i++) {
+    // A CLOSE is left to run: cancelling it would leak the descriptor.
+    if (!ops_[i].busy || ops_[i].kind == kClose) continue;
+    io_uring_prep_cancel64(ring_->Sqe(nullptr), reinterpret_cast<uint64_t>(&ops_[i]), 0);
+  }
+}
+
+napi_value FileRead::Result(napi_env env) {
+  napi_value out = nullptr;
+  if (cancelled_ && !failure_.failed()) failure_ = Failure::Errno(ECANCELED, Syscall::kRead);
+  if (failure_.failed()) return FailureToJs(Napi::Env(env), failure_);
+  if (to_eof_) {
+    if (!CopyToBuffer(env, block_, length_, &out)) return nullptr;
+    return out;
+  }
+  napi_value dest;
+  napi_get_reference_value(env, dest_ref_, &dest);
+  if (valid_end_ == size_) return dest;
+  if (!CopyToBuffer(env, dest_, static_cast<size_t>(valid_end_), &out)) return nullptr;
+  return out;
+}
+
+}  // namespace uring
+}  // namespace smartread
+
+#endif  // HAVE_LIBURING

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+// One whole-file read on the ring: open and size it, read it in chunks, close it.
+#pragma once
+
+#ifdef HAVE_LIBURING
+
+#include <napi.h>
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <string>
+
+#include "../errors.h"
+#include "ring.h"
+
+namespace smartread {
+namespace uring {
+
+// The phases of a read of a path (a user fd skips opening and closing):
+//   opening  OPENAT into a direct descriptor, linked to a STATX of the path for the size.
+//   reading  the size known: a Buffer of that size is made on the JS thread and filled with
+//            READs on the fixed file, several chunks in flight for a large file; a small one is
+//            a single READ hard-linked to its CLOSE, so that a short read still closes it. A
+//            file without a size (procfs, pipes) is read one READ at a time to EOF.
+//   closing  CLOSE of the direct descriptor, whatever happened before (error or cancel).
+// The read settles only when nothing of it is left in the kernel: its buffer is referenced
+// until then, and its descriptor slot is returned.
+class FileRead {
+ public:
+  static constexpr size_t kMaxChunks = 8;
+  static constexpr size_t kMaxOps = 3 + kMaxChunks;
+
+  FileRead(Ring* ring, uint32_t id, napi_deferred deferred, std::string path, int user_fd,
+           int flags, bool stat_user_fd);
+  ~FileRead();
+
+  uint32_t id() const { return id_; }
+  bool needs_slot() const { return user_fd_ < 0; }
+  // Queues the first ops; `slot` is the direct descriptor to open into (-1 for a user fd).
+  void Start(int slot);
+  void OnCompletion(Op* op, int res);
+  // Asks the kernel to cancel every op in flight; the read then closes and settles.
+  void Cancel();
+  // The promise's value: the Buffer, or a failure object. Called once, on the JS thread.
+  napi_value Result(napi_env env);
+  napi_deferred deferred() const { return deferred_; }
+  bool cancelled() const { return cancelled_; }
+
+ private:
+  enum Kind : uint16_t { kOpen, kStatx, kRead, kClose };
+
+  void Step();
+  void BeginRead(bool regular, uint64_t size);
+  void ScheduleReads();
+  void CloseOrFinish();
+  void OnRead(Op* op, int res);
+  Op* FreeReadOp();
+  io_uring_sqe* Queue(Op* op);
+  void Fail(const Failure& failure) {
+    if (!failure_.failed()) failure_ = failure;
+  }
+
+  Ring* const ring_;
+  const uint32_t id_;
+  const napi_deferred deferred_;
+  const std::string path_;
+  const int user_fd_;
+  const int flags_;
+  const bool stat_user_fd_;
+
+  enum class Phase { kOpening, kReading, kClosing } phase_ = Phase::kOpening;
+  int slot_ = -1;
+  bool opened_ = false;
+  bool close_queued_ = false;
+  bool cancelled_ = false;
+  unsigned in_flight_ = 0;
+  Failure failure_;
+  struct statx statx_ {};
+  Op ops_[kMaxOps];
+
+  // A file with a size: a Buffer of that size, filled from offset 0 up to valid_end_.
+  napi_ref dest_ref_ = nullptr;
+  uint8_t* dest_ = nullptr;
+  uint64_t size_ = 0;
+  uint64_t next_offset_ = 0;
+  uint64_t valid_end_ = 0;
+  bool chunked_async_ = false;
+  // A file without one: a malloc'd block grown to EOF.
+  bool to_eof_ = false;
+  bool eof_ = false;
+  uint8_t* block_ = nullptr;
+  size_t length_ = 0;
+  size_t capacity_ = 0;
+};
+
+}  // namespace uring
+}  // namespace smartread
+
+#endif  // HAVE_LIBURING

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: MIT
+// One io_uring per Node environment: setup ladder, batched submission, completion dispatch on
+// the environment's loop, and teardown that waits until the kernel is done with every buffer.
+#ifdef HAVE_LIBURING
+
+#include "ring.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "read_file.h"
+
+namespace smartread {
+namespace uring {
+
+namespace {
+
+constexpr unsigned kSqEntries = 256;
+constexpr unsigned kCqEntries = 8192;
+constexpr unsigned kSlots = 1024;
+// How often Drive() goes round (submit, reap, continue) before leaving the rest to the next
+// loop turn, so that a flood of completions cannot hold the loop.
+constexpr int kDrivePasses = 8;
+
+struct SetupAttempt {
+  unsigned flags;
+};
+
+// Best first. COOP_TASKRUN (5.19) runs completion work when this thread next enters the kernel
+// instead of interrupting it. EINVAL means "this kernel does not know a flag": the next attempt
+// drops it. DEFER_TASKRUN is deliberately not used: measured on 6.18, one enter runs only a
+// capped batch of deferred completions and the eventfd is signalled only when that list goes
+// from empty to non-empty, so with 100 reads in flight the rest waited forever for a signal.
+constexpr SetupAttempt kAttempts[] = {
+    {IORING_SETUP_COOP_TASKRUN},
+    {0},
+};
+
+}  // namespace
+
+Ring* Ring::Create(napi_env env, Instance* instance, std::string* why) {
+  Ring* ring = new Ring(env, instance);
+  if (!ring->Setup(why)) {
+    delete ring;
+    return nullptr;
+  }
+  return ring;
+}
+
+bool Ring::Setup(std::string* why) {
+  int err = -EINVAL;
+  for (const SetupAttempt& attempt : kAttempts) {
+    io_uring_params params{};
+    params.flags = attempt.flags | IORING_SETUP_CQSIZE;
+    params.cq_entries = kCqEntries;
+    err = io_uring_queue_init_params(kSqEntries, &ring_, &params);
+    if (err == 0) {
+      cq_capacity_ = params.cq_entries;
+      break;
+    }
+    if (err != -EINVAL) break;
+  }
+  if (err != 0) {
+    // EPERM: seccomp (Docker's default profile) or kernel.io_uring_disabled; ENOSYS: no
+    // io_uring in this kernel; anything else: not usable either.
+    *why = std::string("io_uring_setup failed: ") + strerror(-err);
+    return false;
+  }
+  ring_ready_ = true;
+  auto fail = [&](const char* what, int code) {
+    *why = std::string(what) + ": " + strerror(code < 0 ? -code : code);
+    io_uring_queue_exit(&ring_);
+    ring_ready_ = false;
+    if (eventfd_ >= 0) close(eventfd_);
+    eventfd_ = -1;
+    return false;
+  };
+  io_uring_probe* probe = io_uring_get_probe_ring(&ring_);
+  if (probe == nullptr) return fail("io_uring probe failed", ENOSYS);
+  const bool ops_ok = io_uring_opcode_supported(probe, IORING_OP_OPENAT) &&
+                      io_uring_opcode_supported(probe, IORING_OP_STATX) &&
+                      io_uring_opcode_supported(probe, IORING_OP_READ) &&
+                      io_uring_opcode_supported(probe, IORING_OP_CLOSE) &&
+                      io_uring_opcode_supported(probe, IORING_OP_ASYNC_CANCEL);
+  io_uring_free_probe(probe);
+  if (!ops_ok) return fail("io_uring lacks OPENAT, STATX, READ, CLOSE or ASYNC_CANCEL", EOPNOTSUPP);
+  // Direct descriptors (5.15) in a sparse table (5.19): opened files never enter the process's
+  // fd table, so they count against no RLIMIT_NOFILE and no child can inherit them.
+  int res = io_uring_register_files_sparse(&ring_, kSlots);
+  if (res < 0) return fail("io_uring sparse file table", res);
+  eventfd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (eventfd_ < 0) return fail("eventfd", errno);
+  // Every completion signals it, inline ones too (their wake-up then finds nothing to do).
+  res = io_uring_register_eventfd(&ring_, eventfd_);
+  if (res < 0) return fail("io_uring eventfd", res);
+
+  uv_loop_t* loop = nullptr;
+  if (napi_get_uv_event_loop(env_, &loop) != napi_ok) return fail("no event loop", EINVAL);
+  poll_ = new uv_poll_t;
+  poll_->data = this;
+  if (uv_poll_init(loop, poll_, eventfd_) != 0 || uv_poll_start(poll_, UV_READABLE, &Ring::OnPoll) != 0) {
+    delete poll_;
+    poll_ = nullptr;
+    return fail("uv_poll on the eventfd", EINVAL);
+  }
+  // The watcher keeps the process alive only while reads are in flight.
+  uv_unref(reinterpret_cast<uv_handle_t*>(poll_));
+
+  napi_value resource, name;
+  napi_create_object(env_, &resource);
+  napi_create_reference(env_, resource, 1, &resource_);
+  napi_create_string_utf8(env_, "smartread:uring", NAPI_AUTO_LENGTH, &name);
+  napi_async_init(env_, resource, name, &async_context_);
+  napi_add_async_cleanup_hook(env_, &Ring::OnTeardown, this, &cleanup_);
+
+  max_active_ = cq_capacity_ / (2 * FileRead::kMaxOps);
+  if (max_active_ > kSlots) max_active_ = kSlots;
+  free_slots_.reserve(kSlots);
+  for (int slot = kSlots - 1; slot >= 0; slot--) free_slots_.push_back(slot);
+  return true;
+}
+
+io_uring_sqe* Ring::Sqe(Op* op) {
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  while (sqe == nullptr) {
+    io_uring_submit(&ring_);
+    sqe = io_uring_get_sqe(&ring_);
+  }
+  ops_in_flight_++;
+  io_uring_sqe_set_data(sqe, op);
+  return sqe;
+}
+
+napi_value Ring::Read(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const int flags = info[1].As<Napi::Number>().Int32Value();
+  const bool stat_user_fd = info[2].As<Napi::Boolean>().Value();
+  const uint32_t id = info[3].As<Napi::Number>().Uint32Value();
+  std::string path;
+  int fd = -1;
+  if (info[0].IsNumber()) {
+    fd = info[0].As<Napi::Number>().Int32Value();
+  } else if (info[0].IsString()) {
+    path = info[0].As<Napi::String>().Utf8Value();
+  } else {
+    Napi::Buffer<char> bytes = info[0].As<Napi::Buffer<char>>();
+    path.assign(bytes.Data(), bytes.Length());
+  }
+  napi_deferred deferred;
+  napi_value promise;
+  napi_create_promise(env, &deferred, &promise);
+  FileRead* read = new FileRead(this, id, deferred, std::move(path), fd, flags, stat_user_fd);
+  reads_[id] = read;
+  waiting_.push_back(read);
+  StartWaiting();
+  return promise;
+}
+
+void Ring::StartWaiting() {
+  while (!waiting_.empty() && active_ < max_active_) {
+    FileRead* read = waiting_.front();
+    if (read->needs_slot() && free_slots_.empty()) return;
+    waiting_.pop_front();
+    Start(read);
+  }
+}
+
+void Ring::Start(FileRead* read) {
+  active_++;
+  int slot = -1;
+  if (read->needs_slot()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  read->Start(slot);
+}
+
+void Ring::Cancel(uint32_t id) {
+  auto it = reads_.find(id);
+  if (it == reads_.end()) return;
+  FileRead* read = it->second;
+  for (auto w = waiting_.begin(); w != waiting_.end(); ++w) {
+    if (*w != read) continue;
+    // Not started: nothing in the kernel to wait for.
+    waiting_.erase(w);
+    read->Cancel();
+    active_++;
+    Finish(read);
+    return;
+  }
+  read->Cancel();
+  Drive();
+}
+
+void Ring::Finish(FileRead* read) {
+  active_--;
+  reads_.erase(read->id());
+  if (!closing_) {
+    napi_value result = read->Result(env_);
+    if (result == nullptr) {
+      napi_get_and_clear_last_exception(env_, &result);
+      napi_reject_deferred(env_, read->deferred(), result);
+    } else {
+      napi_resolve_deferred(env_, read->deferred(), result);
+    }
+  }
+  delete read;
+}
+
+void Ring::Submit() { Drive(); }
+
+void Ring::Drive() {
+  if (driving_ || !ring_ready_) return;
+  driving_ = true;
+  for (int pass = 0; pass < kDrivePasses; pass++) {
+    // Entering the kernel also runs the completion work COOP_TASKRUN left for this thread.
+    io_uring_submit_and_get_events(&ring_);
+    const unsigned reaped = ReapReady();
+    StartWaiting();
+    if (reaped == 0 && io_uring_sq_ready(&ring_) == 0) {
+      driving_ = false;
+      UpdateLoopRef();
+      return;
+    }
+  }
+  // Out of passes with work left: hand what is queued to the kernel, and come back on the next
+  // loop turn (other callbacks run in between) for whatever is ready already.
+  io_uring_submit(&ring_);
+  eventfd_write(eventfd_, 1);
+  driving_ = false;
+  UpdateLoopRef();
+}
+
+unsigned Ring::ReapReady() {
+  io_uring_cqe* cqes[64];
+  unsigned total = 0;
+  for (;;) {
+    const unsigned n = io_uring_peek_batch_cqe(&ring_, cqes, 64);
+    if (n == 0) return total;
+    for (unsigned i = 0; i < n; i++) {
+      Op* op = static_cast<Op*>(io_uring_cqe_get_data(cqes[i]));
+      const int res = cqes[i]->res;
+      ops_in_flight_--;
+      // Marked seen before dispatch: the handler may queue and submit new ops.
+      io_uring_cqe_seen(&ring_, cqes[i]);
+      if (op != nullptr) op->owner->OnCompletion(op, res);
+    }
+    total += n;
+  }
+}
+
+void Ring::UpdateLoopRef() {
+  if (poll_ == nullptr || closing_) return;
+  if (reads_.empty()) {
+    uv_unref(reinterpret_cast<uv_handle_t*>(poll_));
+  } else {
+    uv_ref(reinterpret_cast<uv_handle_t*>(poll_));
+  }
+}
+
+void Ring::OnPoll(uv_poll_t* handle, int status, int) {
+  Ring* self = static_cast<Ring*>(handle->data);
+  uint64_t count;
+  while (read(self->eventfd_, &count, sizeof count) > 0) {
+  }
+  napi_env env = self->env_;
+  napi_handle_scope scope;
+  napi_open_handle_scope(env, &scope);
+  napi_value resource;
+  napi_get_reference_value(env, self->resource_, &resource);
+  // Settling promises here, outside any call from JS: the callback scope runs the microtasks
+  // (and so the awaiting code) when it closes.
+  napi_callback_scope callback_scope;
+  napi_open_callback_scope(env, resource, self->async_context_, &callback_scope);
+  self->Drive();
+  napi_close_callback_scope(env, callback_scope);
+  napi_close_handle_scope(env, scope);
+}
+
+void Ring::OnTeardown(napi_async_cleanup_hook_handle, void* arg) {
+  Ring* self = static_cast<Ring*>(arg);
+  self->closing_ = true;
+  // Cancel everything, then wait until every op has completed: until then the kernel may still
+  // write into buffers that the environment is about to free.
+  for (auto& entry : self->reads_) entry.second->Cancel();
+  while (self->ops_in_flight_ > 0) {
+    io_uring_submit(&self->ring_);
+    io_uring_cqe* cqe = nullptr;
+    if (io_uring_wait_cqe(&self->ring_, &cqe) < 0) break;
+    self->ReapReady();
+  }
+  for (auto& entry : self->reads_) delete entry.second;
+  self->reads_.clear();
+  self->waiting_.clear();
+  // Closing the ring closes every direct descriptor still registered.
+  io_uring_queue_exit(&self->ring_);
+  self->ring_ready_ = false;
+  napi_async_destroy(self->env_, self->async_context_);
+  napi_delete_reference(self->env_, self->resource_);
+  uv_poll_stop(self->poll_);
+  uv_close(reinterpret_cast<uv_handle_t*>(self->poll_), &Ring::OnPollClosed);
+}
+
+void Ring::OnPollClosed(uv_handle_t* handle) {
+  Ring* self = static_cast<Ring*>(handle->data);
+  delete reinterpret_cast<uv_poll_t*>(handle);
+  close(self->eventfd_);
+  napi_remove_async_cleanup_hook(self->cleanup_);
+  delete self;
+}
+
+}  // namespace uring
+}  // namespace smartread
+
+#endif  // HAVE_LIBURING

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+// One io_uring per Node environment: whole-file reads as linked chains on direct descriptors,
+// submitted in batches, completed on the environment's own loop through an eventfd.
+#pragma once
+
+#ifdef HAVE_LIBURING
+
+#include <liburing.h>
+#include <napi.h>
+#include <uv.h>
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "../instance.h"
+
+namespace smartread {
+namespace uring {
+
+class FileRead;
+
+// What an SQE is for: its user_data points at one of these (nullptr for cancel requests,
+// whose completions carry nothing to dispatch).
+struct Op {
+  FileRead* owner = nullptr;
+  uint16_t kind = 0;
+  bool busy = false;
+  // For a READ: the part of the file it asked for.
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
+// The lifecycle of a ring:
+//   Create()    on the first io_uring read of an environment, on its JS thread. Any setup error
+//               means "not available" and is reported as a reason, never thrown.
+//   Read()      queues a read (no syscall); Submit(), from a microtask, submits the batch and
+//               handles what completed inline; later completions wake the loop's uv_poll on the
+//               eventfd and are handled there, with promises settled in a callback scope.
+//   teardown    the environment's async cleanup hook cancels every read, waits until the kernel
+//               has finished with every buffer, closes the ring, closes the poll handle, and
+//               the ring deletes itself in the handle's close callback.
+class Ring {
+ public:
+  // A ring for this environment, or nullptr with `why` set.
+  static Ring* Create(napi_env env, Instance* instance, std::string* why);
+
+  // readFile contract of the sync engine, as a promise; `id` names the read for Cancel().
+  napi_value Read(const Napi::CallbackInfo& info);
+  void Submit();
+  void Cancel(uint32_t id);
+
+  // Used by FileRead.
+  napi_env env() const { return env_; }
+  uint64_t max_length() const { return instance_->max_length; }
+  // An SQE whose completion goes to `op` (nullptr: a cancel request); submits to make room
+  // when the SQ is full.
+  io_uring_sqe* Sqe(Op* op);
+  // Makes room for `count` SQEs in the SQ, submitting what is queued if needed, so that a
+  // linked chain is never split across two submissions (the kernel would run the halves apart).
+  void Reserve(unsigned count) {
+    if (io_uring_sq_space_left(&ring_) < count) io_uring_submit(&ring_);
+  }
+  bool closing() const { return closing_; }
+  void ReleaseSlot(int slot) { free_slots_.push_back(slot); }
+  // The read has nothing left in the kernel: settle its promise and delete it.
+  void Finish(FileRead* read);
+
+ private:
+  Ring(napi_env env, Instance* instance) : env_(env), instance_(instance) {}
+  bool Setup(std::string* why);
+
+  void Start(FileRead* read);
+  void StartWaiting();
+  // Submits what is queued and handles every completion that is ready, repeatedly, so that
+  // continuations of inline completions go out in the same turn.
+  void Drive();
+  unsigned ReapReady();
+  void UpdateLoopRef();
+
+  static void OnPoll(uv_poll_t* handle, int status, int events);
+  static void OnTeardown(napi_async_cleanup_hook_handle handle, void* self);
+  static void OnPollClosed(uv_handle_t* handle);
+
+  napi_env env_;
+  Instance* instance_;
+  io_uring ring_{};
+  bool ring_ready_ = false;
+  int eventfd_ = -1;
+  uv_poll_t* poll_ = nullptr;
+  napi_async_cleanup_hook_handle cleanup_ = nullptr;
+  napi_ref resource_ = nullptr;
+  napi_async_context async_context_ = nullptr;
+  unsigned cq_capacity_ = 0;
+  // SQEs handed out whose CQE has not been reaped: never more than the CQ holds, so that no
+  // completion can overflow it.
+  unsigned ops_in_flight_ = 0;
+  // Reads admitted at once: each may have up to FileRead::kMaxOps ops (and as many cancels)
+  // with completions pending.
+  size_t max_active_ = 0;
+  size_t active_ = 0;
+  std::vector<int> free_slots_;
+  std::unordered_map<uint32_t, FileRead*> reads_;
+  std::deque<FileRead*> waiting_;
+  bool driving_ = false;
+  bool closing_ = false;
+};
+
+}  // namespace uring
+}  // namespace smartread
+
+#endif  // HAVE_LIBURING
