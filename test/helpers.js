@@ -51,6 +51,9 @@ function checkNoFdLeak({ spawnsChildren = false } = {}) {
   let startFds;
   before(async () => {
     if (spawnsChildren) await warmUpChildProcesses();
+    // The environment's io_uring (its ring fd and eventfd) lives as long as the environment:
+    // set it up first, so that it is part of the baseline rather than counted as a leak.
+    require('smartread').engineInfo();
     startFds = openFds();
     startCount = openFdCount();
   });
@@ -255,6 +258,108 @@ function stdoutLines(child) {
   };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Asynchronous calls: bounded waits, so that a hang fails the test instead of stalling the run
+
+/** Resolves or rejects as `promise` does; fails with `what` after `ms` milliseconds. */
+function withinTime(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: still pending after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Polls `condition` every 10 ms until it holds; fails with `describe()` after `ms` milliseconds. */
+async function waitUntil(condition, ms, describe) {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) assert.fail(`${describe()} (waited ${ms} ms)`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/**
+ * Calls `fn`, which must return a promise without throwing, and returns what that promise
+ * rejects with; fails when it throws synchronously, returns something else, or resolves.
+ */
+async function rejectionOf(fn, what = 'call') {
+  let returned;
+  try {
+    returned = fn();
+  } catch (err) {
+    assert.fail(`${what} threw synchronously instead of returning a rejected promise: ${err}`);
+  }
+  assert.ok(returned instanceof Promise, `${what} returned ${typeof returned}, not a promise`);
+  try {
+    await returned;
+  } catch (err) {
+    return err;
+  }
+  assert.fail(`${what} resolved instead of rejecting`);
+}
+
+/**
+ * Runs a command to its end with piped output and kills it (SIGKILL) after `timeoutMs`:
+ * resolves with { code, signal, stdout, stderr, timedOut }. Node children run in the package
+ * root, where require('smartread') finds this package.
+ */
+function runToEnd(command, args, { env = {}, timeoutMs = 20000 } = {}) {
+  const child = spawn(command, args, {
+    cwd: path.resolve(__dirname, '..'),
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk) => { stdout += chunk; });
+  child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk; });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill('SIGKILL');
+  }, timeoutMs);
+  return waitForExit(child).then(({ code, signal }) => {
+    clearTimeout(timer);
+    return { code, signal, stdout, stderr, timedOut };
+  }, (err) => {
+    clearTimeout(timer);
+    throw err;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// smartread's asynchronous strategies
+
+const STRATEGIES = ['auto', 'sync', 'threadpool', 'uring'];
+
+/** null when smartRead can use `strategy` in this process, else why it cannot. */
+function strategyUnavailableReason(strategy) {
+  if (strategy !== 'uring') return null;
+  const { uring } = require('smartread').engineInfo();
+  return uring.available ? null : uring.reason;
+}
+
+/**
+ * Skips test `t` with the reason when `strategy` is unavailable here; returns true if it did.
+ * A missing engine is a skip that says why, never a pass.
+ */
+function skipUnlessAvailable(t, strategy) {
+  const reason = strategyUnavailableReason(strategy);
+  if (reason === null) return false;
+  t.skip(`strategy '${strategy}' is not available: ${reason}`);
+  return true;
+}
+
+/**
+ * Sets up, now, what the engines keep open for the life of the process (engineInfo() sets the
+ * io_uring ring up), so that checkNoFdLeak counts it before the tests. Call it at the top of a
+ * test file: root-level before() hooks do not run one after another, so a hook cannot do this.
+ */
+function setUpAsyncEngines() {
+  require('smartread').engineInfo();
+}
+
 module.exports = {
   openFdCount,
   openFds,
@@ -273,4 +378,12 @@ module.exports = {
   thrownBy,
   waitForExit,
   stdoutLines,
+  withinTime,
+  waitUntil,
+  rejectionOf,
+  runToEnd,
+  STRATEGIES,
+  strategyUnavailableReason,
+  skipUnlessAvailable,
+  setUpAsyncEngines,
 };

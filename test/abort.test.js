@@ -1,0 +1,317 @@
+// AbortSignal support in smartRead and readMany: an aborted signal rejects with node:fs's
+// AbortError (its reason as the cause), aborting with hundreds of reads in flight settles every
+// one of them and leaves no descriptor open once the engine is idle, and a signal is let go of
+// when its reads settle. Every wait is bounded: a read that never settles fails the test.
+'use strict';
+const { test, describe, before } = require('node:test');
+const assert = require('node:assert/strict');
+const { getEventListeners } = require('node:events');
+const fs = require('node:fs');
+const path = require('node:path');
+const { smartRead, readMany, AbortError, engineInfo, evictFromPageCache } = require('smartread');
+const {
+  checkNoFdLeak, useTempDirs, openFdCount, openFds, patternBuffer, writePattern, assertSameBytes, errorFacts,
+  rejectionOf, withinTime, waitUntil, STRATEGIES, skipUnlessAvailable, setUpAsyncEngines,
+} = require('./helpers');
+
+setUpAsyncEngines();
+checkNoFdLeak();
+const tempDirs = useTempDirs();
+
+const MiB = 1024 * 1024;
+const dir = tempDirs.tmpfs ?? tempDirs.disk;
+const small = path.join(dir, 'small');
+const largeSize = 4 * MiB;
+const large = path.join(dir, 'large');
+const largeContent = patternBuffer(largeSize);
+// On the disk, so that its pages can be evicted: reads that must wait for the device are still
+// in flight when the abort comes, whichever engine runs them.
+const largeOnDisk = path.join(tempDirs.disk, 'large');
+const manyFiles = [];
+before(() => {
+  fs.writeFileSync(small, 'small file\n');
+  writePattern(large, largeSize);
+  writePattern(largeOnDisk, largeSize);
+  for (let i = 0; i < 500; i++) manyFiles.push(writePattern(path.join(dir, `many-${i}`), 64 * 1024 + i));
+});
+
+/** An AbortError as node:fs makes it, with `reason` as its cause. */
+function assertAbortError(err, reason, what) {
+  assert.ok(err instanceof Error, `${what}: ${err}`);
+  assert.equal(err.name, 'AbortError', `${what}: ${err}`);
+  assert.equal(err.code, 'ABORT_ERR', what);
+  assert.equal(err.message, 'The operation was aborted', what);
+  assert.equal(err.cause, reason, `${what}: the signal's reason is the cause`);
+}
+
+/**
+ * Waits (bounded) until this process holds `count` descriptors: reads that an abort left running
+ * close their files when they end, after the AbortError has been delivered.
+ */
+function untilFdCountIs(count) {
+  return waitUntil(() => openFdCount() === count, 15000,
+    () => `${openFdCount()} descriptors open, ${count} before the reads: ${JSON.stringify(openFds())}`);
+}
+
+/** Collects process warnings of one name while `fn` runs (and the ticks after it). */
+async function warningsDuring(name, fn) {
+  const seen = [];
+  const onWarning = (warning) => {
+    if (warning.name === name) seen.push(warning.message);
+  };
+  process.on('warning', onWarning);
+  try {
+    await fn();
+    await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    process.off('warning', onWarning);
+  }
+  return seen;
+}
+
+const reasons = {
+  'no reason (a DOMException)': undefined,
+  'an Error': new Error('stopped by the test'),
+  'a string': 'just because',
+};
+
+describe('an already-aborted signal', () => {
+  for (const strategy of STRATEGIES) {
+    test(`strategy '${strategy}': smartRead rejects with fs.promises.readFile's AbortError, the reason as cause`, async (t) => {
+      if (skipUnlessAvailable(t, strategy)) return;
+      for (const [name, reason] of Object.entries(reasons)) {
+        const signal = AbortSignal.abort(reason);
+        const expected = await rejectionOf(() => fs.promises.readFile(small, { signal }), 'fs.promises.readFile');
+        for (const [target, options] of [[small, {}], [small, { encoding: 'utf8' }], [path.join(dir, 'missing'), {}], [large, {}]]) {
+          const fdsBefore = openFdCount();
+          const err = await rejectionOf(() => smartRead(target, { ...options, signal, strategy }), 'smartRead');
+          assert.equal(openFdCount(), fdsBefore, 'no descriptor opened');
+          assertAbortError(err, signal.reason, `${name}, ${target}`);
+          assert.deepEqual(errorFacts(err), errorFacts(expected));
+          assert.equal(err.constructor.name, 'AbortError');
+        }
+        // An fd, as fs.readFile takes it: aborted too, and left open.
+        const fd = fs.openSync(small, 'r');
+        try {
+          assertAbortError(await rejectionOf(() => smartRead(fd, { signal, strategy }), 'smartRead(fd)'), signal.reason, `${name}, fd`);
+          assert.equal(fs.readFileSync(fd, 'utf8'), 'small file\n', 'the fd is open and was not read');
+        } finally {
+          fs.closeSync(fd);
+        }
+        assert.equal(getEventListeners(signal, 'abort').length, 0);
+      }
+    });
+
+    test(`strategy '${strategy}': readMany rejects with the AbortError; with settle, every path does`, async (t) => {
+      if (skipUnlessAvailable(t, strategy)) return;
+      const signal = AbortSignal.abort(reasons['an Error']);
+      const fdsBefore = openFdCount();
+      const err = await rejectionOf(() => readMany(manyFiles.slice(0, 20), { signal, strategy }), 'readMany');
+      assertAbortError(err, signal.reason, 'readMany');
+      const settled = await readMany(manyFiles.slice(0, 20), { signal, strategy, settle: true, concurrency: 3 });
+      assert.equal(settled.length, 20);
+      for (const result of settled) {
+        assert.equal(result.status, 'rejected');
+        assertAbortError(result.reason, signal.reason, 'readMany settle');
+      }
+      assert.equal(openFdCount(), fdsBefore, 'no descriptor opened');
+    });
+  }
+
+  test('the AbortError is the exported class, and an instance of Error', async () => {
+    const err = await rejectionOf(() => smartRead(small, { signal: AbortSignal.abort() }), 'smartRead');
+    assert.ok(err instanceof AbortError);
+    assert.ok(err instanceof Error);
+    assert.ok(err.stack.startsWith('AbortError: The operation was aborted'), err.stack);
+  });
+});
+
+describe('aborting while reads are in flight', () => {
+  for (const strategy of STRATEGIES) {
+    test(`strategy '${strategy}': 200 reads of a 4 MiB file, aborted on the next tick, all settle`, async (t) => {
+      if (skipUnlessAvailable(t, strategy)) return;
+      const fdsBefore = openFdCount();
+      const controller = new AbortController();
+      const reason = new Error('aborted mid-read');
+      const outcomes = { fulfilled: 0, aborted: 0 };
+      if (engineInfo().engine === 'native') evictFromPageCache(largeOnDisk);
+      // Each result is checked as it settles and then dropped: 200 results of 4 MiB are not kept.
+      const reads = Array.from({ length: 200 }, (_, i) => smartRead(largeOnDisk, { signal: controller.signal, strategy }).then(
+        (bytes) => {
+          assertSameBytes(bytes, largeContent, `read ${i}`);
+          outcomes.fulfilled++;
+        },
+        (err) => {
+          assertAbortError(err, reason, `read ${i}`);
+          outcomes.aborted++;
+        },
+      ));
+      process.nextTick(() => controller.abort(reason));
+      await withinTime(Promise.all(reads), 60000, 'the 200 reads settling after the abort');
+      assert.equal(outcomes.fulfilled + outcomes.aborted, 200);
+      t.diagnostic(`${outcomes.fulfilled} fulfilled, ${outcomes.aborted} aborted`);
+      // The 'sync' engine has read everything before the abort; the others have barely begun
+      // (unless the engine held the JS thread until the reads were done: see the test below).
+      if (strategy !== 'sync') assert.ok(outcomes.aborted > 0, 'at least one read was still in flight, and aborted, on the next tick');
+      assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
+
+      // The engine goes on working: new reads succeed while the aborted ones wind down, and once
+      // they have, no descriptor is left open.
+      const after = await withinTime(Promise.all([large, small, large, '/proc/version'].map((file) => smartRead(file, { strategy }))),
+        60000, 'reads after the abort');
+      assertSameBytes(after[0], largeContent, 'a read after the abort');
+      assert.equal(after[1].toString(), 'small file\n');
+      assertSameBytes(after[2], largeContent, 'a read after the abort');
+      assertSameBytes(after[3], fs.readFileSync('/proc/version'), '/proc/version after the abort');
+      await untilFdCountIs(fdsBefore);
+    });
+
+    test(`strategy '${strategy}': readMany of 500 files aborted mid-way rejects; with settle, each is read or aborted`, async (t) => {
+      if (skipUnlessAvailable(t, strategy)) return;
+      const fdsBefore = openFdCount();
+      const expected = new Map(manyFiles.map((file) => [file, fs.readFileSync(file)]));
+
+      const controller = new AbortController();
+      const pending = readMany(manyFiles, { signal: controller.signal, strategy, concurrency: 16 });
+      // Abort once one more read has completed: readMany is under way, far from done.
+      await smartRead(small, { strategy });
+      controller.abort('enough');
+      const err = await withinTime(rejectionOf(() => pending, 'readMany'), 60000, 'readMany after the abort');
+      assertAbortError(err, 'enough', 'readMany');
+
+      const settling = new AbortController();
+      let done = 0;
+      const settled = readMany(manyFiles, { signal: settling.signal, strategy, concurrency: 16, settle: true });
+      // Abort after some reads have completed, so that the results are a mix.
+      for (const file of manyFiles.slice(0, 3)) {
+        await smartRead(file, { strategy });
+        done++;
+      }
+      settling.abort('enough');
+      const results = await withinTime(settled, 60000, 'readMany (settle) after the abort');
+      assert.equal(results.length, manyFiles.length);
+      let fulfilled = 0;
+      results.forEach((result, i) => {
+        if (result.status === 'fulfilled') {
+          fulfilled++;
+          assertSameBytes(result.value, expected.get(manyFiles[i]), manyFiles[i]);
+        } else {
+          assertAbortError(result.reason, 'enough', manyFiles[i]);
+        }
+      });
+      t.diagnostic(`settle: ${fulfilled} fulfilled, ${results.length - fulfilled} aborted (${done} reads awaited first)`);
+      assert.ok(fulfilled < results.length, 'the abort stopped the rest');
+      assert.equal(getEventListeners(settling.signal, 'abort').length, 0);
+      assertSameBytes(await smartRead(manyFiles[0], { strategy }), expected.get(manyFiles[0]), 'a read afterwards');
+      await untilFdCountIs(fdsBefore);
+    });
+  }
+});
+
+// An abort can only stop reads that are still in flight when JS next runs. An asynchronous engine
+// must not hold the JS thread until its reads are done: a callback queued with process.nextTick
+// right after starting 200 reads of 4 MiB (from the disk, evicted, where the addon can evict, or
+// from the page cache) runs before the last of them completes. Five rounds of each, as a held
+// thread need not show every time.
+describe('the JS thread is free while reads are in flight', () => {
+  for (const strategy of STRATEGIES.filter((s) => s !== 'sync')) {
+    test(`strategy '${strategy}': process.nextTick runs before 200 reads of 4 MiB have all completed`, async (t) => {
+      if (skipUnlessAvailable(t, strategy)) return;
+      const held = [];
+      for (let round = 0; round < 5; round++) {
+        for (const cold of [true, false]) {
+          if (cold && engineInfo().engine === 'native') evictFromPageCache(largeOnDisk);
+          let ticked = false;
+          let completedBeforeTick = 0;
+          const reads = Array.from({ length: 200 }, () => smartRead(largeOnDisk, { strategy }).then((bytes) => {
+            assert.equal(bytes.length, largeSize);
+            if (!ticked) completedBeforeTick++;
+          }));
+          process.nextTick(() => {
+            ticked = true;
+          });
+          await withinTime(Promise.all(reads), 60000, 'the 200 reads');
+          if (completedBeforeTick === 200) held.push(`round ${round}, ${cold ? 'evicted' : 'cached'}`);
+        }
+      }
+      assert.deepEqual(held, [], 'rounds in which every read completed before process.nextTick could run');
+    });
+  }
+});
+
+describe('a signal is let go of when its reads settle', () => {
+  for (const strategy of STRATEGIES) {
+    test(`strategy '${strategy}': 1,000 sequential reads on one long-lived signal, then concurrent and failing ones`, async (t) => {
+      if (skipUnlessAvailable(t, strategy)) return;
+      const controller = new AbortController();
+      const { signal } = controller;
+      for (let i = 0; i < 1000; i++) {
+        const file = manyFiles[i % manyFiles.length];
+        const bytes = await smartRead(file, { signal, strategy });
+        assert.equal(bytes.length, 64 * 1024 + (i % manyFiles.length), file);
+      }
+      assert.equal(getEventListeners(signal, 'abort').length, 0, 'after sequential reads');
+
+      const results = await Promise.all(manyFiles.slice(0, 100).map((file) => smartRead(file, { signal, strategy })));
+      assert.equal(results.length, 100);
+      assert.equal(getEventListeners(signal, 'abort').length, 0, 'after concurrent reads');
+
+      const failures = await Promise.allSettled([path.join(dir, 'missing'), dir].map((file) => smartRead(file, { signal, strategy })));
+      assert.deepEqual(failures.map((r) => r.reason?.code), ['ENOENT', 'EISDIR']);
+      assert.equal(getEventListeners(signal, 'abort').length, 0, 'after failed reads');
+
+      assert.equal((await readMany(manyFiles.slice(0, 50), { signal, strategy, concurrency: 8 })).length, 50);
+      // One read at a time, failing first: no other read is left in flight by the rejection.
+      await rejectionOf(() => readMany([path.join(dir, 'missing'), manyFiles[0]], { signal, strategy, concurrency: 1 }), 'readMany');
+      assert.equal(getEventListeners(signal, 'abort').length, 0, 'after readMany');
+
+      // Aborting it now touches nothing: every read has settled.
+      controller.abort();
+      assert.equal((await smartRead(small, { strategy })).toString(), 'small file\n');
+    });
+  }
+});
+
+// fs.promises.readFile checks the signal without listening on it, so any number of reads can
+// share one signal quietly. Node warns (MaxListenersExceededWarning) when an AbortSignal gets
+// more than 10 listeners.
+describe('many reads sharing one signal cause no MaxListenersExceededWarning', () => {
+  test('fs.promises.readFile: 50 concurrent reads, one signal (the reference)', async () => {
+    const { signal } = new AbortController();
+    const warnings = await warningsDuring('MaxListenersExceededWarning', () =>
+      Promise.all(manyFiles.slice(0, 50).map((file) => fs.promises.readFile(file, { signal }))));
+    assert.deepEqual(warnings, []);
+  });
+
+  test('smartRead: 50 concurrent reads, one signal', async () => {
+    const { signal } = new AbortController();
+    const warnings = await warningsDuring('MaxListenersExceededWarning', () =>
+      Promise.all(manyFiles.slice(0, 50).map((file) => smartRead(file, { signal }))));
+    assert.deepEqual(warnings, []);
+  });
+
+  test('readMany with a signal and the default concurrency (64)', async () => {
+    const { signal } = new AbortController();
+    const warnings = await warningsDuring('MaxListenersExceededWarning', () => readMany(manyFiles, { signal }));
+    assert.deepEqual(warnings, []);
+  });
+});
+
+// fs.promises.readFile checks the signal before it looks at the path or the flag.
+describe('an aborted signal comes before path and flag errors, as in fs.promises.readFile', () => {
+  for (const [name, args] of Object.entries({
+    'an invalid path ({})': () => [{}],
+    'a NUL byte in the path': () => [`${small}\u0000`],
+    "an invalid flag ('zz')": () => [small, { flag: 'zz' }],
+  })) {
+    test(name, async () => {
+      const signal = AbortSignal.abort('first');
+      const [target, options] = args();
+      const expected = await rejectionOf(() => fs.promises.readFile(target, { ...options, signal }), 'fs.promises.readFile');
+      assert.equal(expected.name, 'AbortError');
+      const actual = await rejectionOf(() => smartRead(target, { ...options, signal }), 'smartRead');
+      assert.deepEqual(errorFacts(actual), errorFacts(expected));
+      assert.equal(actual.cause, 'first');
+    });
+  }
+});

@@ -1,0 +1,223 @@
+// readMany: results in input order at every concurrency and on every strategy, the first error
+// naming its file, settle mode's statuses and node:fs-style reasons, argument validation as
+// rejections, encodings applied to every result, and no descriptor left open.
+'use strict';
+const { test, describe, before } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { pathToFileURL } = require('node:url');
+const { readMany, smartRead } = require('smartread');
+const {
+  checkNoFdLeak, useTempDirs, openFdCount, openFds, patternBuffer, assertSameBytes, errorFacts, rejectionOf, waitUntil,
+  STRATEGIES, skipUnlessAvailable, setUpAsyncEngines,
+} = require('./helpers');
+
+setUpAsyncEngines();
+checkNoFdLeak();
+const tempDirs = useTempDirs();
+
+const dir = tempDirs.tmpfs ?? tempDirs.disk;
+const missing = path.join(tempDirs.disk, 'missing');
+
+/** File i's 4 KiB: pattern bytes from offset i, with i itself at both ends, so no two are alike. */
+function contentOf(i) {
+  const bytes = patternBuffer(4096, i);
+  bytes.writeUInt32LE(i, 0);
+  bytes.writeUInt32LE(i, 4092);
+  return bytes;
+}
+
+const fileCount = 2000;
+const files = [];
+before(() => {
+  for (let i = 0; i < fileCount; i++) {
+    const file = path.join(dir, `file-${i}`);
+    fs.writeFileSync(file, contentOf(i));
+    files.push(file);
+  }
+});
+
+/** Asserts results[i] holds file i's bytes for every i. */
+function assertInOrder(results, indexes, what) {
+  assert.ok(Array.isArray(results), `${what}: an array`);
+  assert.equal(results.length, indexes.length, `${what}: one result per path`);
+  for (let k = 0; k < indexes.length; k++) {
+    assert.ok(Buffer.isBuffer(results[k]), `${what}: result ${k} is a Buffer`);
+    assertSameBytes(results[k], contentOf(indexes[k]), `${what}: result ${k}`);
+  }
+}
+
+const all = Array.from({ length: fileCount }, (_, i) => i);
+
+for (const strategy of STRATEGIES) {
+  describe(`strategy '${strategy}'`, () => {
+    for (const concurrency of [1, 7, 64, 256]) {
+      test(`2,000 files of 4 KiB, concurrency ${concurrency}: results in input order`, async (t) => {
+        if (skipUnlessAvailable(t, strategy)) return;
+        const fdsBefore = openFdCount();
+        assertInOrder(await readMany(files, { strategy, concurrency }), all, 'in order');
+        // Reversed and shuffled input: the order is the input's, not the files'.
+        const shuffled = all.map((i) => (i * 1237) % fileCount).reverse();
+        assertInOrder(await readMany(shuffled.map((i) => files[i]), { strategy, concurrency }), shuffled, 'shuffled');
+        assert.equal(openFdCount(), fdsBefore, `descriptors: ${JSON.stringify(openFds())}`);
+      });
+    }
+
+    test('the default concurrency, paths of every form, an fd and the same file twice', async (t) => {
+      if (skipUnlessAvailable(t, strategy)) return;
+      const fd = fs.openSync(files[3], 'r');
+      try {
+        const paths = [files[0], Buffer.from(files[1]), pathToFileURL(files[2]), fd, files[0], new Uint8Array(Buffer.from(files[4]))];
+        assertInOrder(await readMany(paths, { strategy }), [0, 1, 2, 3, 0, 4], 'mixed forms');
+      } finally {
+        fs.closeSync(fd);
+      }
+      // Any iterable: a Set and a generator.
+      assertInOrder(await readMany(new Set(files.slice(10, 20)), { strategy }), all.slice(10, 20), 'a Set');
+      function* some() { yield files[5]; yield files[6]; }
+      assertInOrder(await readMany(some(), { strategy }), [5, 6], 'a generator');
+    });
+
+    test('an encoding applies to every result', async (t) => {
+      if (skipUnlessAvailable(t, strategy)) return;
+      const some = files.slice(0, 50);
+      for (const encoding of ['utf8', 'latin1', 'hex', 'base64', 'utf16le']) {
+        for (const options of [{ encoding, strategy }, { encoding, strategy, concurrency: 3 }]) {
+          const results = await readMany(some, options);
+          assert.equal(results.length, some.length);
+          for (let i = 0; i < some.length; i++) {
+            assert.equal(typeof results[i], 'string');
+            assert.ok(results[i] === contentOf(i).toString(encoding), `${encoding}: result ${i}`);
+          }
+        }
+      }
+      // An encoding given as a string, on the default strategy.
+      if (strategy === 'auto') {
+        const results = await readMany(some, 'hex');
+        for (let i = 0; i < some.length; i++) assert.ok(results[i] === contentOf(i).toString('hex'));
+      }
+    });
+
+    test('the first error rejects the whole call, node:fs-style, naming the failing path', async (t) => {
+      if (skipUnlessAvailable(t, strategy)) return;
+      const fdsAtStart = openFdCount();
+      const expected = await rejectionOf(() => fs.promises.readFile(missing), 'fs.promises.readFile');
+      for (const concurrency of [1, 7, 64]) {
+        const paths = [...files.slice(0, 100), missing, ...files.slice(100, 200)];
+        const fdsBefore = openFdCount();
+        const err = await rejectionOf(() => readMany(paths, { strategy, concurrency }), 'readMany');
+        assert.deepEqual(errorFacts(err), errorFacts(expected));
+        assert.equal(err.path, missing);
+        // Reads already in flight in other lanes finish after the rejection and close their files.
+        await waitUntil(() => openFdCount() === fdsBefore, 10000,
+          () => `descriptors after the reads in flight ended: ${JSON.stringify(openFds())}`);
+      }
+      // With one read at a time, the first failing path in input order is the one reported.
+      const directory = tempDirs.disk;
+      const err = await rejectionOf(() => readMany([files[0], `${missing}-1`, directory, `${missing}-2`], { strategy, concurrency: 1 }), 'readMany');
+      assert.equal(err.code, 'ENOENT');
+      assert.equal(err.path, `${missing}-1`);
+      assert.equal(err.message, `ENOENT: no such file or directory, open '${missing}-1'`);
+      // An invalid path in the list rejects with node:fs's argument error.
+      const invalid = await rejectionOf(() => readMany([files[0], {}], { strategy }), 'readMany');
+      assert.deepEqual(errorFacts(invalid), errorFacts(await rejectionOf(() => fs.promises.readFile({}))));
+      await waitUntil(() => openFdCount() === fdsAtStart, 10000,
+        () => `descriptors after the reads in flight ended: ${JSON.stringify(openFds())}`);
+    });
+
+    test('settle: one { status, value | reason } per path, in order, with node:fs-style reasons', async (t) => {
+      if (skipUnlessAvailable(t, strategy)) return;
+      const directory = tempDirs.disk;
+      const plan = [];
+      for (let i = 0; i < 300; i++) {
+        if (i % 7 === 3) plan.push({ path: `${missing}-${i}` });
+        else if (i % 50 === 11) plan.push({ path: directory });
+        else if (i === 299) plan.push({ path: `${files[0]}\u0000` });
+        else plan.push({ path: files[i], index: i });
+      }
+      for (const concurrency of [1, 64]) {
+        const fdsBefore = openFdCount();
+        const results = await readMany(plan.map((p) => p.path), { strategy, concurrency, settle: true });
+        assert.equal(results.length, plan.length);
+        for (let k = 0; k < plan.length; k++) {
+          const { path: target, index } = plan[k];
+          if (index !== undefined) {
+            assert.deepEqual(Object.keys(results[k]), ['status', 'value']);
+            assert.equal(results[k].status, 'fulfilled', `result ${k}`);
+            assertSameBytes(results[k].value, contentOf(index), `result ${k}`);
+          } else {
+            assert.deepEqual(Object.keys(results[k]), ['status', 'reason']);
+            assert.equal(results[k].status, 'rejected', `result ${k}`);
+            const expected = await rejectionOf(() => fs.promises.readFile(target), 'fs.promises.readFile');
+            assert.deepEqual(errorFacts(results[k].reason), errorFacts(expected), `result ${k}`);
+            assert.equal(results[k].reason.constructor, expected.constructor);
+          }
+        }
+        assert.equal(openFdCount(), fdsBefore, `descriptors: ${JSON.stringify(openFds())}`);
+      }
+      // All good, all bad, and with an encoding.
+      const good = await readMany(files.slice(0, 5), { strategy, settle: true, encoding: 'hex' });
+      assert.deepEqual(good, all.slice(0, 5).map((i) => ({ status: 'fulfilled', value: contentOf(i).toString('hex') })));
+      const bad = await readMany([missing, missing], { strategy, settle: true });
+      assert.deepEqual(bad.map((r) => [r.status, r.reason.code, r.reason.path]), [['rejected', 'ENOENT', missing], ['rejected', 'ENOENT', missing]]);
+    });
+
+    test('an empty list resolves to []', async (t) => {
+      if (skipUnlessAvailable(t, strategy)) return;
+      assert.deepEqual(await readMany([], { strategy }), []);
+      assert.deepEqual(await readMany([], { strategy, settle: true }), []);
+      assert.deepEqual(await readMany(new Set(), { strategy, concurrency: 1 }), []);
+    });
+  });
+}
+
+describe('invalid arguments reject (never throw)', () => {
+  for (const [name, paths] of Object.entries({
+    undefined, null: null, 'a number': 5, 'a string (one path)': '/proc/version', 'an object': {},
+  })) {
+    test(`paths: ${name}: TypeError ERR_INVALID_ARG_TYPE`, async () => {
+      const err = await rejectionOf(() => readMany(paths), 'readMany');
+      assert.ok(err instanceof TypeError, String(err));
+      assert.equal(err.code, 'ERR_INVALID_ARG_TYPE');
+      assert.match(err.message, /^The "paths" argument must be an iterable of paths\. Received /);
+    });
+  }
+
+  for (const concurrency of [0, -1, 1.5, 'x', NaN, Infinity, '4', true]) {
+    test(`concurrency ${String(typeof concurrency === 'string' ? `'${concurrency}'` : concurrency)}: TypeError ERR_INVALID_ARG_VALUE`, async () => {
+      for (const list of [files.slice(0, 3), []]) {
+        const err = await rejectionOf(() => readMany(list, { concurrency }), 'readMany');
+        assert.ok(err instanceof TypeError, String(err));
+        assert.equal(err.code, 'ERR_INVALID_ARG_VALUE');
+        assert.match(err.message, /^The property 'options\.concurrency' must be an integer >= 1\. Received /);
+      }
+    });
+  }
+
+  test("options that smartRead refuses: the same errors ('bogus' encoding, bad strategy, signal, options type)", async () => {
+    for (const options of ['bogus', { encoding: 'bogus' }, { strategy: 'fast' }, { signal: 'x' }, 5]) {
+      const expected = await rejectionOf(() => smartRead(files[0], options), 'smartRead');
+      const actual = await rejectionOf(() => readMany(files.slice(0, 2), options), 'readMany');
+      assert.deepEqual(errorFacts(actual), errorFacts(expected), JSON.stringify(options));
+    }
+  });
+
+  // A Buffer is a path, not a list: iterated, it would be bytes taken for fds.
+  test('paths: a Buffer (one path, iterable as bytes): TypeError ERR_INVALID_ARG_TYPE, as for a string', async () => {
+    const err = await rejectionOf(() => readMany(Buffer.from(files[0])), 'readMany');
+    assert.ok(err instanceof TypeError, String(err));
+    assert.equal(err.code, 'ERR_INVALID_ARG_TYPE');
+  });
+
+  test('concurrency undefined or null means the default', async () => {
+    for (const concurrency of [undefined, null]) {
+      assertInOrder(await readMany(files.slice(0, 3), { concurrency }), [0, 1, 2], `concurrency ${concurrency}`);
+    }
+  });
+
+  test('concurrency 1 and concurrency larger than the list are fine', async () => {
+    assertInOrder(await readMany(files.slice(0, 3), { concurrency: 1 }), [0, 1, 2], 'concurrency 1');
+    assertInOrder(await readMany(files.slice(0, 3), { concurrency: 10000 }), [0, 1, 2], 'concurrency 10000');
+  });
+});
