@@ -1,34 +1,184 @@
 // The readers being compared. A driver is
-//   { name, available(), read(path), baseline?, async? }
+//   { name, shape, async, available(), read(what), baseline?, reference?, cold? }
+// shape says what read() takes: 'file', one path, returning its Buffer; or 'files', an array
+// of paths, returning their Buffers in the same order. A trial runs the drivers of its shape
+// (and of those, a cold trial only the ones marked cold, to keep cold runs short). With `async`
+// read() returns a Promise, and one call is still one timed operation: one file in flight for
+// 'file', N files in flight for the '×N' drivers of 'files'.
 // available() returns true, or a string saying why the driver is skipped on this machine (an
-// addon that did not load, a kernel without io_uring, ...). read(path) reads one whole file and
-// returns its Buffer, or a Promise of it when `async` is true. Exactly one driver is the
-// baseline: every other driver's result is checked against its result before anything is
-// timed, and every ratio in a report is against it.
+// addon that did not load, a kernel without io_uring, ...). Of each shape, exactly one driver
+// is the baseline: every other driver's result is checked against its result before anything
+// is timed, and every ratio in a report is against it; one more is the reference, the async
+// reader node:fs users have now, against which each driver gets a second ratio.
 'use strict';
 const fs = require('node:fs');
+const { promisify } = require('node:util');
+const { smartread, smartreadLoaded, uringUsable } = require('./smartread');
 
-// Loaded once, here: an addon that fails to load makes its drivers skips with a reason, not a crash.
-let smartread = null;
-let smartreadError = null;
-try {
-  smartread = require('smartread');
-} catch (err) {
-  smartreadError = err;
+const readFileCallback = promisify(fs.readFile);
+
+/** Reads every path with `inFlight` calls of `readOne` in flight; results in input order. */
+async function readAllInFlight(paths, inFlight, readOne) {
+  const results = new Array(paths.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < paths.length) {
+      const i = next++;
+      results[i] = await readOne(paths[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(inFlight, paths.length) }, lane));
+  return results;
 }
 
+/** The same with fs.readFile's callbacks, as a callback program does it: no promise per file. */
+function readAllWithCallbacks(paths, inFlight) {
+  return new Promise((resolve, reject) => {
+    const results = new Array(paths.length);
+    let next = 0;
+    let done = 0;
+    let failed = false;
+    const start = () => {
+      const i = next++;
+      fs.readFile(paths[i], (err, data) => {
+        if (failed) return;
+        if (err) {
+          failed = true;
+          reject(err);
+          return;
+        }
+        results[i] = data;
+        done++;
+        if (done === paths.length) resolve(results);
+        else if (next < paths.length) start();
+      });
+    };
+    if (paths.length === 0) resolve(results);
+    for (let k = 0; k < Math.min(inFlight, paths.length); k++) start();
+  });
+}
+
+const IN_FLIGHT = 64;
+
 const drivers = [
+  // One file: one read in flight at a time.
   {
     name: 'fs.readFileSync',
+    shape: 'file',
     baseline: true,
+    cold: true,
     available: () => true,
     read: (path) => fs.readFileSync(path),
   },
   {
     name: 'smartReadSync',
-    available: () => smartread !== null || `smartread did not load: ${smartreadError.message.split('\n')[0]}`,
+    shape: 'file',
+    available: smartreadLoaded,
     read: (path) => smartread.smartReadSync(path),
+  },
+  {
+    name: 'fs.promises.readFile',
+    shape: 'file',
+    async: true,
+    reference: true,
+    cold: true,
+    available: () => true,
+    read: (path) => fs.promises.readFile(path),
+  },
+  {
+    name: 'fs.readFile (callback)',
+    shape: 'file',
+    async: true,
+    available: () => true,
+    read: (path) => readFileCallback(path),
+  },
+  {
+    name: 'smartRead auto',
+    shape: 'file',
+    async: true,
+    cold: true,
+    available: smartreadLoaded,
+    read: (path) => smartread.smartRead(path),
+  },
+  {
+    name: 'smartRead uring',
+    shape: 'file',
+    async: true,
+    cold: true,
+    available: uringUsable,
+    read: (path) => smartread.smartRead(path, { strategy: 'uring' }),
+  },
+  {
+    name: 'smartRead threadpool',
+    shape: 'file',
+    async: true,
+    cold: true,
+    available: smartreadLoaded,
+    read: (path) => smartread.smartRead(path, { strategy: 'threadpool' }),
+  },
+
+  // Many files: one operation reads them all.
+  {
+    name: 'fs.readFileSync loop',
+    shape: 'files',
+    baseline: true,
+    cold: true,
+    available: () => true,
+    read: (paths) => paths.map((path) => fs.readFileSync(path)),
+  },
+  {
+    name: 'smartReadSync loop',
+    shape: 'files',
+    available: smartreadLoaded,
+    read: (paths) => paths.map((path) => smartread.smartReadSync(path)),
+  },
+  {
+    name: `fs.promises.readFile ×${IN_FLIGHT}`,
+    shape: 'files',
+    async: true,
+    reference: true,
+    cold: true,
+    available: () => true,
+    read: (paths) => readAllInFlight(paths, IN_FLIGHT, (path) => fs.promises.readFile(path)),
+  },
+  {
+    name: `fs.readFile ×${IN_FLIGHT} (callback)`,
+    shape: 'files',
+    async: true,
+    available: () => true,
+    read: (paths) => readAllWithCallbacks(paths, IN_FLIGHT),
+  },
+  {
+    name: `readMany auto ×${IN_FLIGHT}`,
+    shape: 'files',
+    async: true,
+    cold: true,
+    available: smartreadLoaded,
+    read: (paths) => smartread.readMany(paths, { concurrency: IN_FLIGHT }),
+  },
+  {
+    name: 'readMany auto ×256',
+    shape: 'files',
+    async: true,
+    available: smartreadLoaded,
+    read: (paths) => smartread.readMany(paths, { concurrency: 256 }),
+  },
+  {
+    name: `readMany uring ×${IN_FLIGHT}`,
+    shape: 'files',
+    async: true,
+    cold: true,
+    available: uringUsable,
+    read: (paths) => smartread.readMany(paths, { concurrency: IN_FLIGHT, strategy: 'uring' }),
+  },
+  {
+    name: `readMany threadpool ×${IN_FLIGHT}`,
+    shape: 'files',
+    async: true,
+    cold: true,
+    available: smartreadLoaded,
+    read: (paths) => smartread.readMany(paths, { concurrency: IN_FLIGHT, strategy: 'threadpool' }),
   },
 ];
 
-module.exports = { drivers, smartread, smartreadError };
+module.exports = { drivers };

@@ -1,30 +1,46 @@
 #!/usr/bin/env node
-// `npm run bench`: every trial × every available driver × every target directory, timed with
-// tinybench and reported per target as ratios against the baseline driver (fs.readFileSync)
-// measured in the same run. Absolute figures swing from run to run on these VMs; the ratios
-// measured side by side are the result.
+// `npm run bench`: every trial × every available driver of its shape × every target directory,
+// timed with tinybench and reported per target as ratios against the baseline driver
+// (fs.readFileSync, or a loop of it for many files) and against the reference driver
+// (fs.promises.readFile, 64 in flight for many files), both measured in the same run.
+// Absolute figures swing from run to run on these VMs; the ratios measured side by side are
+// the result.
 //
-//   node bench/index.js [--dir DIR]... [--sizes 4k,64k,1m] [--filter REGEX] [--time MS]
+//   node bench/index.js [--dir DIR]... [--sizes 4k,64k,1m] [--full] [--filter REGEX] [--time MS]
 //                       [--rounds N] [--json FILE]
 //
 // How one trial is measured, so that every driver runs under the same conditions:
-// - The trial creates its files, flushes them to disk and reads them once (warm cache).
-// - Every driver reads them once, untimed; its result must be byte-equal to the baseline's.
-//   A driver that differs or throws is reported as an error and not timed.
+// - The trial creates its files, flushes them to disk and reads them once (warm cache), or,
+//   for a cold trial, evicts them before every read (see below).
+// - Every driver reads them once, untimed; its result must be byte-equal to the baseline's,
+//   every file of a many-files trial included. A driver that differs or throws is reported as
+//   an error and not timed.
 // - The drivers then run back to back in rounds, in ABBA order (round 1 in the listed order,
 //   round 2 reversed, ...), so that a drift in the machine's state does not favour whichever
-//   runs first. One run is one tinybench task: a short warm-up, then timed reads until both
-//   --time ms and a minimum count of reads have passed: MIN_SAMPLES over all rounds, so that a
-//   slow trial (128 MiB at ~10 reads/s) still has enough samples for a median and a p99.
-//   Each read is timed alone: its ~0.1 µs of timer calls are paid by every driver alike.
-// - Every read's bytes are consumed the same way, one byte from every 4 KiB page, so that a
+//   runs first. One run is one tinybench task: a short warm-up, then timed operations until
+//   both --time ms and a minimum count have passed: MIN_SAMPLES over all rounds, so that a slow
+//   trial (128 MiB at ~10 reads/s) still has a median (its p99 is then about its maximum).
+//   Each operation is timed alone: its ~0.1 µs of timer calls are paid by every driver alike.
+//   An operation is one read of one file, or for a many-files trial one read of all of them;
+//   an async driver's operation is awaited before the next starts.
+// - Cold trials run a fixed COLD_OPERATIONS_PER_ROUND operations per round, without warm-up.
+//   Before each, in tinybench's beforeEach hook and so outside the timed region, the trial
+//   evicts every file with evictFromPageCache and checks with pageCacheResidency that none is
+//   left (all files before a round's first operation, a sample before the others). They need
+//   a disk under the target and are skipped, with the reason, on tmpfs. Only the files' data
+//   pages are evicted: inodes and directory entries stay cached, as after a warm stat.
+// - Every result's bytes are consumed the same way, one byte from every 4 KiB page, so that a
 //   lazy driver (a mapping nobody touches) pays for its pages like the others.
 // - A full GC runs before every run so that no driver pays for another's garbage. That needs
 //   node's --expose-gc, and `npm run bench` cannot pass node flags, so without it this script
 //   runs itself again with it.
+// - While an async driver's timed operations run, monitorEventLoopDelay watches the event loop
+//   (loop_stall.js): the longest stall is the "loop max ms" column. A sync driver blocks the
+//   loop for each whole read, which its latencies already say.
 // - The samples of all rounds are pooled: median and p99 are of the pooled latencies, ops/s is
-//   1 / mean latency, and "vs base" is ops/s over the baseline's. The same ratio per round is
-//   shown under "rounds": its spread is the noise of the ratio.
+//   1 / mean latency, files/s and MB/s follow from it, and "vs base" is ops/s over the
+//   baseline's ("vs promises" over the reference's). The same ratio to the baseline per round
+//   is shown under "rounds": its spread is the noise of the ratio.
 'use strict';
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
@@ -32,25 +48,36 @@ const os = require('node:os');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
 
-const DEFAULT_TIME_MS = 1000;
+// Short runs, so that the default run (6 trials × 7–9 drivers × 2 targets × 4 rounds) takes
+// under 3 minutes on a 2-vCPU VM; --time and --rounds buy precision.
+const DEFAULT_TIME_MS = 200;
 const DEFAULT_ROUNDS = 4;
-const MIN_SAMPLES = 24;
-const WARMUP_MS = 100;
-const WARMUP_ITERATIONS = 3;
+const MIN_SAMPLES = 8;
+const WARMUP_MS = 50;
+const WARMUP_ITERATIONS = 1;
+// A cold operation takes 0.1–0.3 s, and evicting 2,000 files 50–100 ms more: few of them,
+// but in every round.
+const COLD_OPERATIONS_PER_ROUND = 3;
 
 const usage = `usage: node bench/index.js [options]
   --dir DIR        a directory to put the trial files in; repeatable
                    (default: ${os.tmpdir()}, and /dev/shm when it exists)
-  --sizes LIST     file sizes to run, e.g. 4k,64k,1m,16m,128m (the default)
-  --filter REGEX   only trials whose name matches, e.g. 'warm-(4k|1m)$'
-  --time MS        time per driver per round, at least (default ${DEFAULT_TIME_MS})
+  --sizes LIST     single-file sizes to run, e.g. 4k,64k,1m,16m,128m (the default)
+  --full           also run the cold trials (cold-128m, cold-2000x4k), on disk targets only
+  --filter REGEX   only trials whose name matches, e.g. 'warm-(4k|1m)$' or '2000x4k'
+  --time MS        time per driver per round, at least (default ${DEFAULT_TIME_MS}; cold trials
+                   run ${COLD_OPERATIONS_PER_ROUND} operations per round instead)
   --rounds N       rounds per trial, drivers in ABBA order (default ${DEFAULT_ROUNDS})
   --json FILE      also write every measurement to FILE
-  -h, --help       this text`;
+  -h, --help       this text
+By default: warm-SIZE for each size (one file in the page cache) and warm-2000x4k (2,000 files
+of 4 KiB in the page cache, read all in one operation), on every target.`;
 
-const { drivers, smartread } = require('./drivers');
+const { drivers } = require('./drivers');
+const { smartread } = require('./smartread');
 const { defaultSizes, parseSize, sizeLabel, trialsFor } = require('./trials');
 const { defaultTargetDirs, describeTarget } = require('./targets');
+const { LoopStallRecorder, poolLoopStalls, RESOLUTION_MS: LOOP_RESOLUTION_MS } = require('./loop_stall');
 const report = require('./report');
 
 class UsageError extends Error {}
@@ -63,6 +90,7 @@ function parseOptions(argv) {
       options: {
         dir: { type: 'string', multiple: true },
         sizes: { type: 'string' },
+        full: { type: 'boolean' },
         filter: { type: 'string' },
         time: { type: 'string' },
         rounds: { type: 'string' },
@@ -99,6 +127,7 @@ function parseOptions(argv) {
     help: Boolean(values.help),
     dirs: values.dir ?? defaultTargetDirs(),
     sizes,
+    full: Boolean(values.full),
     filter,
     time: positive('time', values.time, DEFAULT_TIME_MS, false),
     rounds: positive('rounds', values.rounds, DEFAULT_ROUNDS, true),
@@ -124,12 +153,16 @@ const progress = (text) => process.stderr.write(text);
 
 // The sink keeps the consumed bytes observable, so that no read can be optimised away.
 let sink = 0;
-function consume(buffer) {
-  for (let i = 0; i < buffer.length; i += 4096) sink ^= buffer[i];
+function consume(result) {
+  if (Array.isArray(result)) {
+    for (const buffer of result) consume(buffer);
+    return;
+  }
+  for (let i = 0; i < result.length; i += 4096) sink ^= result[i];
 }
 
-/** Why `actual` is not the baseline's `expected` result, or null when it is byte-equal. */
-function resultMismatch(expected, actual) {
+/** Why `actual` is not the baseline's `expected` Buffer, or null when it is byte-equal. */
+function bufferMismatch(expected, actual) {
   if (!Buffer.isBuffer(actual)) return `returned ${actual === null ? 'null' : typeof actual}, not a Buffer`;
   if (actual.length !== expected.length) return `${actual.length} bytes instead of ${expected.length}`;
   if (actual.equals(expected)) return null;
@@ -138,20 +171,36 @@ function resultMismatch(expected, actual) {
   return `right length, different bytes from byte ${i}`;
 }
 
+/** The same for a result of a Buffer per file: the first file that differs. */
+function resultMismatch(expected, actual, paths) {
+  if (!Array.isArray(expected)) return bufferMismatch(expected, actual);
+  if (!Array.isArray(actual)) return `returned ${actual === null ? 'null' : typeof actual}, not an array`;
+  if (actual.length !== expected.length) return `${actual.length} results for ${expected.length} files`;
+  for (let i = 0; i < expected.length; i++) {
+    const mismatch = bufferMismatch(expected[i], actual[i]);
+    if (mismatch) return `${path.basename(paths[i])}: ${mismatch}`;
+  }
+  return null;
+}
+
 /** A Map from driver to the error that disqualifies it in this trial. */
 async function verifyDrivers(trial, ctx, active, baseline) {
   const errors = new Map();
+  const once = (driver) => {
+    trial.beforeEach?.(ctx, false);
+    return trial.run(driver, ctx);
+  };
   let expected;
   try {
-    expected = await trial.run(baseline, ctx);
+    expected = await once(baseline);
   } catch (err) {
     errors.set(baseline, `threw: ${err.message}`);
   }
   for (const driver of active) {
     if (driver === baseline) continue;
     try {
-      const result = await trial.run(driver, ctx);
-      const mismatch = expected === undefined ? null : resultMismatch(expected, result);
+      const result = await once(driver);
+      const mismatch = expected === undefined ? null : resultMismatch(expected, result, ctx.paths);
       if (mismatch) errors.set(driver, `wrong result: ${mismatch}`);
     } catch (err) {
       errors.set(driver, `threw: ${err.message}`);
@@ -160,26 +209,64 @@ async function verifyDrivers(trial, ctx, active, baseline) {
   return errors;
 }
 
-/** One run of one driver: a tinybench task; returns its latency samples in ms. */
+/**
+ * One run of one driver: a tinybench task. Returns its latency samples in ms, and for an async
+ * driver what the event loop went through meanwhile.
+ */
 async function timeDriver(trial, ctx, driver, options) {
   // tinybench is ESM only; import() loads it on every node 20, require() only from 20.19.
   const { Bench } = await import('tinybench');
+  const stalls = driver.async ? new LoopStallRecorder() : null;
+  // A cold trial evicts its files on the JS thread before each operation: the loop is watched
+  // only while one runs. Otherwise it is watched for the whole timed run.
+  const perOperation = Boolean(trial.beforeEach);
+  const timing = trial.cold
+    ? { time: 0, iterations: COLD_OPERATIONS_PER_ROUND, warmup: false }
+    : {
+      time: options.time,
+      iterations: Math.ceil(MIN_SAMPLES / options.rounds),
+      warmupTime: WARMUP_MS,
+      warmupIterations: WARMUP_ITERATIONS,
+    };
   const bench = new Bench({
-    time: options.time,
-    iterations: Math.ceil(MIN_SAMPLES / options.rounds),
-    warmupTime: WARMUP_MS,
-    warmupIterations: WARMUP_ITERATIONS,
-    setup: () => globalThis.gc(),
+    ...timing,
+    setup: (task, mode) => {
+      globalThis.gc();
+      if (stalls && mode === 'run' && !perOperation) stalls.start();
+    },
+    teardown: async (task, mode) => {
+      if (stalls && mode === 'run' && !perOperation) await stalls.stop();
+    },
     throws: true,
   });
+  let firstOfRun = true;
+  const hooks = trial.beforeEach ? {
+    beforeEach(mode) {
+      trial.beforeEach(ctx, firstOfRun);
+      firstOfRun = false;
+      if (stalls && mode === 'run') stalls.start();
+    },
+    async afterEach(mode) {
+      if (stalls && mode === 'run') await stalls.stop();
+    },
+  } : {};
   bench.add(driver.name, driver.async
     ? async () => consume(await trial.run(driver, ctx))
-    : () => consume(trial.run(driver, ctx)));
+    : () => consume(trial.run(driver, ctx)), hooks);
   await bench.run();
-  return bench.tasks[0].result.latency.samples;
+  return { samples: bench.tasks[0].result.latency.samples, loopStall: stalls ? stalls.result() : null };
 }
 
-async function runTrial(trial, ctx, active, baseline, options) {
+async function runTrial(trial, ctx, candidates, options) {
+  const active = candidates.filter((s) => s.available === true).map((s) => s.driver);
+  const baseline = active.find((d) => d.baseline);
+  if (trial.beforeEach) {
+    try {
+      trial.beforeEach(ctx, true);
+    } catch (err) {
+      return skippedTrial(trial, `eviction does not work on this target: ${err.message}`);
+    }
+  }
   const errors = await verifyDrivers(trial, ctx, active, baseline);
   progress(errors.size === 0 ? ' every result matches\n' : '\n');
   for (const [driver, error] of errors) progress(`    ${driver.name}: ${error}\n`);
@@ -190,47 +277,76 @@ async function runTrial(trial, ctx, active, baseline, options) {
     for (const [position, driver] of order.entries()) {
       if (errors.has(driver)) continue;
       try {
-        const samples = await timeDriver(trial, ctx, driver, options);
-        runs.get(driver).push({ round, position, samples });
-        progress(` ${driver.name} ${report.formatNumber(report.summarize(samples, trial.bytes).medianUs)}`);
+        const { samples, loopStall } = await timeDriver(trial, ctx, driver, options);
+        runs.get(driver).push({ round, position, samples, loopStall });
+        progress(` ${driver.name} ${report.formatNumber(report.summarize(samples, trial).medianUs)}`);
       } catch (err) {
         errors.set(driver, `threw: ${err.message}`);
         progress(` ${driver.name} failed: ${err.message}`);
       }
-      // Lets a Ctrl-C in: the runs themselves never return to the event loop.
+      // Lets a Ctrl-C in: the runs of sync drivers never return to the event loop.
       await new Promise(setImmediate);
     }
     progress('\n');
   }
-  return summarizeTrial(trial, active, baseline, runs, errors);
+  return summarizeTrial(trial, candidates, runs, errors);
 }
 
-function summarizeTrial(trial, active, baseline, runs, errors) {
-  const base = errors.has(baseline) ? null : report.summarize(runs.get(baseline).flatMap((r) => r.samples), trial.bytes);
-  const baseRounds = new Map((errors.has(baseline) ? [] : runs.get(baseline)).map((r) => [r.round, report.summarize(r.samples, trial.bytes)]));
+function skippedTrial(trial, reason) {
+  return { name: trial.name, bytes: trial.bytes, files: trial.files, cold: Boolean(trial.cold), skipped: reason, drivers: [] };
+}
+
+function summarizeTrial(trial, candidates, runs, errors) {
+  // The pooled figures, and those of each round, of a driver that ran without error.
+  const figures = (driver) => {
+    if (!driver || errors.has(driver) || !runs.has(driver)) return null;
+    return {
+      pooled: report.summarize(runs.get(driver).flatMap((r) => r.samples), trial),
+      rounds: new Map(runs.get(driver).map((r) => [r.round, report.summarize(r.samples, trial)])),
+    };
+  };
+  const ratio = (a, b) => (b ? a.opsPerSec / b.opsPerSec : null);
+  const base = figures(candidates.find((s) => s.driver.baseline)?.driver);
+  const reference = figures(candidates.find((s) => s.driver.reference)?.driver);
   return {
     name: trial.name,
     bytes: trial.bytes,
-    drivers: active.map((driver) => {
-      if (errors.has(driver)) return { name: driver.name, baseline: Boolean(driver.baseline), error: errors.get(driver) };
-      const pooled = report.summarize(runs.get(driver).flatMap((r) => r.samples), trial.bytes);
+    files: trial.files,
+    cold: Boolean(trial.cold),
+    drivers: candidates.map(({ driver, available }) => {
+      const identity = { name: driver.name, baseline: Boolean(driver.baseline), reference: Boolean(driver.reference), async: Boolean(driver.async) };
+      if (available !== true) return { ...identity, skipped: available };
+      if (errors.has(driver)) return { ...identity, error: errors.get(driver) };
+      const { pooled } = figures(driver);
       return {
-        name: driver.name,
-        baseline: Boolean(driver.baseline),
+        ...identity,
         ...pooled,
-        ratio: base ? pooled.opsPerSec / base.opsPerSec : null,
-        ratioOfMedians: base ? base.medianUs / pooled.medianUs : null,
-        rounds: runs.get(driver).map(({ round, position, samples }) => {
-          const figures = report.summarize(samples, trial.bytes);
-          const baseRound = baseRounds.get(round);
-          return { round, position, ...figures, ratio: baseRound ? figures.opsPerSec / baseRound.opsPerSec : null };
+        ratio: ratio(pooled, base?.pooled),
+        ratioToReference: ratio(pooled, reference?.pooled),
+        ratioOfMedians: base ? base.pooled.medianUs / pooled.medianUs : null,
+        loopStall: poolLoopStalls(runs.get(driver).map((r) => r.loopStall)),
+        rounds: runs.get(driver).map(({ round, position, samples, loopStall }) => {
+          const own = report.summarize(samples, trial);
+          return {
+            round,
+            position,
+            ...own,
+            ratio: ratio(own, base?.rounds.get(round)),
+            ratioToReference: ratio(own, reference?.rounds.get(round)),
+            loopStall,
+          };
         }),
       };
     }),
   };
 }
 
-async function runTarget(target, trials, active, baseline, options) {
+/** Whether a trial runs a driver: one of its shape, and for a cold trial one marked cold. */
+function runsIn(driver, trial) {
+  return driver.shape === trial.shape && (!trial.cold || Boolean(driver.cold));
+}
+
+async function runTarget(target, trials, driverStatus, options) {
   const scratch = fs.mkdtempSync(path.join(target.realpath, 'smartread-bench-'));
   scratchDirs.add(scratch);
   const results = [];
@@ -238,10 +354,17 @@ async function runTarget(target, trials, active, baseline, options) {
     for (const trial of trials) {
       const started = performance.now();
       progress(`  ${trial.name}:`);
+      const why = trial.unavailable(target);
+      if (why) {
+        progress(` skipped: ${why}\n`);
+        results.push(skippedTrial(trial, why));
+        continue;
+      }
+      const candidates = driverStatus.filter((s) => runsIn(s.driver, trial));
       const ctx = trial.setup(scratch);
       progress(' files ready,');
       try {
-        results.push(await runTrial(trial, ctx, active, baseline, options));
+        results.push(await runTrial(trial, ctx, candidates, options));
       } finally {
         trial.teardown(ctx);
       }
@@ -264,13 +387,14 @@ async function main() {
     return;
   }
   removeScratchDirsOnExit();
-  const trials = trialsFor(options.sizes).filter((t) => !options.filter || options.filter.test(t.name));
-  if (trials.length === 0) throw new UsageError('no trial matches --sizes and --filter');
+  const trials = trialsFor(options.sizes, { cold: options.full }).filter((t) => !options.filter || options.filter.test(t.name));
+  if (trials.length === 0) throw new UsageError(`no trial matches --sizes and --filter${options.full ? '' : ' (cold trials need --full)'}`);
   const driverStatus = drivers.map((d) => ({ driver: d, available: d.available() }));
-  const active = driverStatus.filter((s) => s.available === true).map((s) => s.driver);
-  const skipped = driverStatus.filter((s) => s.available !== true);
-  const baseline = drivers.find((d) => d.baseline);
-  if (!active.includes(baseline)) throw new Error(`the baseline driver ${baseline.name} is not available`);
+  const skipped = driverStatus.filter((s) => s.available !== true && trials.some((t) => runsIn(s.driver, t)));
+  for (const shape of new Set(trials.map((t) => t.shape))) {
+    const baseline = driverStatus.find((s) => s.driver.shape === shape && s.driver.baseline);
+    if (baseline.available !== true) throw new Error(`the baseline driver ${baseline.driver.name} is not available: ${baseline.available}`);
+  }
   const targets = options.dirs.map((dir) => {
     try {
       return describeTarget(dir);
@@ -279,19 +403,21 @@ async function main() {
     }
   });
 
-  progress(`smartread bench: ${trials.length} trials × ${active.length} drivers × ${targets.length} targets; `
-    + `${options.rounds} rounds per trial of ≥${options.time} ms per driver, ≥${MIN_SAMPLES} reads per driver over all rounds\n`);
+  const activeCount = driverStatus.filter((s) => s.available === true && trials.some((t) => runsIn(s.driver, t))).length;
+  progress(`smartread bench: ${trials.length} trials × ${activeCount} drivers × ${targets.length} targets; `
+    + `${options.rounds} rounds per trial of ≥${options.time} ms per driver, ≥${MIN_SAMPLES} operations per driver over all rounds`
+    + `${options.full ? `; cold trials ${COLD_OPERATIONS_PER_ROUND} operations per round` : ''}\n`);
   for (const s of skipped) progress(`skipped driver ${s.driver.name}: ${s.available}\n`);
 
   const targetResults = [];
   for (const [i, target] of targets.entries()) {
     progress(`[${i + 1}/${targets.length}] ${report.targetHeading(target)}\n`);
-    targetResults.push({ ...target, trials: await runTarget(target, trials, active, baseline, options) });
+    targetResults.push({ ...target, trials: await runTarget(target, trials, driverStatus, options) });
   }
 
   const engine = smartread ? smartread.engineInfo() : null;
   const durationMs = performance.now() - started;
-  console.log(`\nvs base: ops/s ÷ ${baseline.name}'s ops/s in this run, all rounds pooled; rounds: the same ratio per round`);
+  console.log(`\n${report.legend(LOOP_RESOLUTION_MS)}`);
   for (const t of targetResults) {
     console.log(`\n${report.targetHeading(t)}`);
     console.log(report.targetTable(t));
@@ -304,20 +430,30 @@ async function main() {
 
   if (options.json) {
     const document = {
-      format: 'smartread-bench/1',
+      format: 'smartread-bench/2',
       startedAt: startedAt.toISOString(),
       durationMs,
       options: {
         sizes: options.sizes.map(sizeLabel),
+        full: options.full,
         filter: options.filter ? options.filter.source : null,
         timeMs: options.time,
         rounds: options.rounds,
         minSamples: MIN_SAMPLES,
         warmupMs: WARMUP_MS,
+        coldOperationsPerRound: COLD_OPERATIONS_PER_ROUND,
+        loopResolutionMs: LOOP_RESOLUTION_MS,
       },
       machine,
       engine,
-      drivers: driverStatus.map((s) => ({ name: s.driver.name, baseline: Boolean(s.driver.baseline), available: s.available })),
+      drivers: driverStatus.map((s) => ({
+        name: s.driver.name,
+        shape: s.driver.shape,
+        async: Boolean(s.driver.async),
+        baseline: Boolean(s.driver.baseline),
+        reference: Boolean(s.driver.reference),
+        available: s.available,
+      })),
       targets: targetResults,
     };
     fs.writeFileSync(options.json, `${JSON.stringify(document, null, 2)}\n`);

@@ -12,11 +12,12 @@ function quantile(sorted, q) {
 }
 
 /**
- * Figures for a set of latency samples in milliseconds (tinybench's unit). ops/s is the
- * reciprocal of the mean latency, what a loop of these reads achieves, rather than the mean
- * of per-sample rates, which fast outliers inflate.
+ * Figures for a set of latency samples in milliseconds (tinybench's unit), of operations that
+ * each deliver `bytes` in `files` files. ops/s is the reciprocal of the mean latency, what a
+ * loop of these operations achieves, rather than the mean of per-sample rates, which fast
+ * outliers inflate.
  */
-function summarize(samplesMs, bytesPerOp) {
+function summarize(samplesMs, { bytes, files }) {
   const sorted = Float64Array.from(samplesMs).sort();
   let total = 0;
   for (const s of sorted) total += s;
@@ -30,7 +31,8 @@ function summarize(samplesMs, bytesPerOp) {
     minUs: sorted[0] * 1e3,
     maxUs: sorted[sorted.length - 1] * 1e3,
     opsPerSec,
-    mbPerSec: (bytesPerOp * opsPerSec) / 1e6,
+    filesPerSec: files * opsPerSec,
+    mbPerSec: (bytes * opsPerSec) / 1e6,
   };
 }
 
@@ -71,10 +73,24 @@ const tableColumns = [
   { title: 'median µs', align: 'right' },
   { title: 'p99 µs', align: 'right' },
   { title: 'ops/s', align: 'right' },
+  { title: 'files/s', align: 'right' },
   { title: 'MB/s', align: 'right' },
   { title: 'vs base', align: 'right' },
+  { title: 'vs promises', align: 'right' },
+  { title: 'loop max ms', align: 'right' },
   { title: 'rounds', align: 'left' },
 ];
+
+/** What the columns of the tables mean. */
+function legend(loopResolutionMs) {
+  return [
+    'vs base: ops/s ÷ the baseline\'s (fs.readFileSync; its loop for many files) in this run, all rounds pooled',
+    'vs promises: ops/s ÷ fs.promises.readFile\'s (64 in flight for many files), likewise',
+    'rounds: vs base per round, in round order; their spread is the noise of the ratio',
+    `loop max ms: the longest event-loop stall while an async driver read (monitorEventLoopDelay, ${loopResolutionMs} ms resolution);`,
+    '  — for a sync driver, which blocks the loop for each whole read (see p99 µs)',
+  ].join('\n');
+}
 
 // The per-round ratios, in round order; their spread is the noise of the ratio.
 function formatRoundRatios(rounds) {
@@ -86,11 +102,20 @@ function formatRoundRatios(rounds) {
 /** The table for one target: a row per trial and driver, in driver order. */
 function targetTable(targetResult) {
   const rows = [];
+  const dashes = (n) => Array(n).fill('—');
   for (const trial of targetResult.trials) {
+    if (trial.skipped) {
+      rows.push([trial.name, '—', ...dashes(8), `skipped: ${trial.skipped}`]);
+      continue;
+    }
     trial.drivers.forEach((d, i) => {
       const name = i === 0 ? trial.name : '';
+      if (d.skipped) {
+        rows.push([name, d.name, ...dashes(8), 'skipped (see below)']);
+        return;
+      }
       if (d.error) {
-        rows.push([name, d.name, '—', '—', '—', '—', '—', `ERROR ${d.error}`]);
+        rows.push([name, d.name, ...dashes(8), `ERROR ${d.error}`]);
         return;
       }
       rows.push([
@@ -99,8 +124,11 @@ function targetTable(targetResult) {
         formatNumber(d.medianUs),
         formatNumber(d.p99Us),
         formatNumber(d.opsPerSec),
+        formatNumber(d.filesPerSec),
         formatNumber(d.mbPerSec),
         formatRatio(d.ratio),
+        formatRatio(d.ratioToReference),
+        d.loopStall ? formatNumber(d.loopStall.maxMs) : '—',
         d.baseline ? '' : formatRoundRatios(d.rounds),
       ]);
     });
@@ -151,6 +179,7 @@ module.exports = {
   summarize,
   formatNumber,
   formatDuration,
+  legend,
   targetTable,
   targetHeading,
   machineInfo,
