@@ -4,6 +4,7 @@
       "target_name": "smartread",
       "sources": [
         "src/native/addon.cc",
+        "src/native/args.cc",
         "src/native/dest_buffer.cc",
         "src/native/errors.cc",
         "src/native/file_io.cc",

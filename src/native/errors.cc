@@ -17,28 +17,50 @@ const char* SyscallName(Syscall call) {
   return "";
 }
 
+namespace {
+
+// Raw N-API, not node-addon-api: while a worker is being terminated, setting a property fails,
+// and node-addon-api would turn that failure into a fatal error that takes the process down.
+// Here a failure only leaves the object short; no JS will look at it.
+void SetNumber(napi_env env, napi_value object, const char* key, double number) {
+  napi_value value;
+  if (napi_create_double(env, number, &value) == napi_ok) {
+    napi_set_named_property(env, object, key, value);
+  }
+}
+
+void SetString(napi_env env, napi_value object, const char* key, const char* text) {
+  napi_value value;
+  if (napi_create_string_utf8(env, text, NAPI_AUTO_LENGTH, &value) == napi_ok) {
+    napi_set_named_property(env, object, key, value);
+  }
+}
+
+}  // namespace
+
 Napi::Value FailureToJs(Napi::Env env, const Failure& failure) {
-  if (failure.kind == Failure::Kind::kJsException) return Napi::Value();
-  Napi::Object out = Napi::Object::New(env);
+  napi_value out = nullptr;
+  if (failure.kind == Failure::Kind::kJsException) return Napi::Value(env, out);
+  if (napi_create_object(env, &out) != napi_ok) return Napi::Value(env, nullptr);
   switch (failure.kind) {
     case Failure::Kind::kErrno:
-      out.Set("errno", Napi::Number::New(env, -failure.errnum));
-      out.Set("syscall", Napi::String::New(env, SyscallName(failure.syscall)));
+      SetNumber(env, out, "errno", -failure.errnum);
+      SetString(env, out, "syscall", SyscallName(failure.syscall));
       break;
     case Failure::Kind::kNullBytes:
-      out.Set("errno", Napi::Number::New(env, 0));
-      out.Set("reason", Napi::String::New(env, "null-bytes"));
+      SetNumber(env, out, "errno", 0);
+      SetString(env, out, "reason", "null-bytes");
       break;
     case Failure::Kind::kTooLarge:
-      out.Set("errno", Napi::Number::New(env, 0));
-      out.Set("reason", Napi::String::New(env, "too-large"));
-      out.Set("size", Napi::Number::New(env, static_cast<double>(failure.size)));
+      SetNumber(env, out, "errno", 0);
+      SetString(env, out, "reason", "too-large");
+      SetNumber(env, out, "size", static_cast<double>(failure.size));
       break;
     case Failure::Kind::kNone:
     case Failure::Kind::kJsException:
       break;
   }
-  return out;
+  return Napi::Value(env, out);
 }
 
 }  // namespace smartread

@@ -62,43 +62,6 @@ Failure ReadToEof(napi_env env, Instance& instance, int fd, napi_value* out) {
 
 }  // namespace
 
-bool PathArg::From(napi_env env, napi_value value, Failure* failure) {
-  napi_valuetype type;
-  napi_typeof(env, value, &type);
-  size_t length = 0;
-  if (type == napi_string) {
-    // napi_get_value_string_utf8 truncates at a character boundary, so a result within 4 bytes
-    // of the end may have been cut: then ask for the exact length and use the heap.
-    napi_get_value_string_utf8(env, value, small_, sizeof small_, &length);
-    if (length + 4 >= sizeof small_) {
-      napi_get_value_string_utf8(env, value, nullptr, 0, &length);
-      heap_.resize(length + 1);
-      napi_get_value_string_utf8(env, value, heap_.data(), length + 1, &length);
-      heap_.resize(length);
-    }
-  } else {
-    bool is_buffer = false;
-    napi_is_buffer(env, value, &is_buffer);
-    void* data = nullptr;
-    if (!is_buffer || napi_get_buffer_info(env, value, &data, &length) != napi_ok) {
-      napi_throw_type_error(env, nullptr, "path must be a string or a Buffer");
-      *failure = Failure::JsException();
-      return false;
-    }
-    if (length < sizeof small_) {
-      memcpy(small_, data, length);
-      small_[length] = '\0';
-    } else {
-      heap_.assign(static_cast<const char*>(data), length);
-    }
-  }
-  if (strlen(c_str()) != length) {
-    *failure = Failure::NullBytes();
-    return false;
-  }
-  return true;
-}
-
 Failure ReadWholeFd(napi_env env, Instance& instance, int fd, bool own_fd, bool stat_first,
                     PoolSlot pool, napi_value* out) {
   if (stat_first) {

@@ -4,25 +4,11 @@
 
 #include <napi.h>
 
-#include <string>
-
+#include "args.h"
 #include "errors.h"
 #include "instance.h"
 
 namespace smartread {
-
-// A path argument (string or Buffer) as a NUL-terminated C string, without allocating for the
-// common short path. Embedded NUL bytes are reported, as node:fs refuses them.
-class PathArg {
- public:
-  // False with `failure` set for NUL bytes, or with a pending exception for a non-path value.
-  bool From(napi_env env, napi_value value, Failure* failure);
-  const char* c_str() const { return heap_.empty() ? small_ : heap_.c_str(); }
-
- private:
-  char small_[1024];
-  std::string heap_;
-};
 
 // Where a small result may go: the instance's pool at `offset`, or nowhere (offset < 0).
 struct PoolSlot {

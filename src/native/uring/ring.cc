@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "../args.h"
 #include "read_file.h"
 
 namespace smartread {
@@ -139,20 +140,12 @@ napi_value Ring::Read(const Napi::CallbackInfo& info) {
   const int flags = info[1].As<Napi::Number>().Int32Value();
   const bool stat_user_fd = info[2].As<Napi::Boolean>().Value();
   const uint32_t id = info[3].As<Napi::Number>().Uint32Value();
-  std::string path;
-  int fd = -1;
-  if (info[0].IsNumber()) {
-    fd = info[0].As<Napi::Number>().Int32Value();
-  } else if (info[0].IsString()) {
-    path = info[0].As<Napi::String>().Utf8Value();
-  } else {
-    Napi::Buffer<char> bytes = info[0].As<Napi::Buffer<char>>();
-    path.assign(bytes.Data(), bytes.Length());
-  }
+  ReadTarget target = ReadTargetFromJs(info[0]);
   napi_deferred deferred;
   napi_value promise;
   napi_create_promise(env, &deferred, &promise);
-  FileRead* read = new FileRead(this, id, deferred, std::move(path), fd, flags, stat_user_fd);
+  FileRead* read =
+      new FileRead(this, id, deferred, std::move(target.path), target.fd, flags, stat_user_fd);
   reads_[id] = read;
   waiting_.push_back(read);
   StartWaiting();

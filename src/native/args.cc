@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+// Read targets as the engines take them from JS: a path (string or Buffer) or a user's fd.
+#include "args.h"
+
+#include <cstring>
+
+namespace smartread {
+
+bool PathArg::From(napi_env env, napi_value value, Failure* failure) {
+  napi_valuetype type;
+  napi_typeof(env, value, &type);
+  size_t length = 0;
+  if (type == napi_string) {
+    // napi_get_value_string_utf8 truncates at a character boundary, so a result within 4 bytes
+    // of the end may have been cut: then ask for the exact length and use the heap.
+    napi_get_value_string_utf8(env, value, small_, sizeof small_, &length);
+    if (length + 4 >= sizeof small_) {
+      napi_get_value_string_utf8(env, value, nullptr, 0, &length);
+      heap_.resize(length + 1);
+      napi_get_value_string_utf8(env, value, heap_.data(), length + 1, &length);
+      heap_.resize(length);
+    }
+  } else {
+    bool is_buffer = false;
+    napi_is_buffer(env, value, &is_buffer);
+    void* data = nullptr;
+    if (!is_buffer || napi_get_buffer_info(env, value, &data, &length) != napi_ok) {
+      napi_throw_type_error(env, nullptr, "path must be a string or a Buffer");
+      *failure = Failure::JsException();
+      return false;
+    }
+    if (length < sizeof small_) {
+      memcpy(small_, data, length);
+      small_[length] = '\0';
+    } else {
+      heap_.assign(static_cast<const char*>(data), length);
+    }
+  }
+  if (strlen(c_str()) != length) {
+    *failure = Failure::NullBytes();
+    return false;
+  }
+  return true;
+}
+
+ReadTarget ReadTargetFromJs(const Napi::Value& value) {
+  ReadTarget target;
+  if (value.IsNumber()) {
+    target.fd = value.As<Napi::Number>().Int32Value();
+  } else if (value.IsString()) {
+    target.path = value.As<Napi::String>().Utf8Value();
+  } else {
+    Napi::Buffer<char> bytes = value.As<Napi::Buffer<char>>();
+    target.path.assign(bytes.Data(), bytes.Length());
+  }
+  return target;
+}
+
+}  // namespace smartread

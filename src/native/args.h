@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+// Read targets as the engines take them from JS: a path (string or Buffer) or a user's fd.
+#pragma once
+
+#include <napi.h>
+
+#include <string>
+
+#include "errors.h"
+
+namespace smartread {
+
+// A path argument (string or Buffer) as a NUL-terminated C string, without allocating for the
+// common short path. Embedded NUL bytes are reported, as node:fs refuses them.
+class PathArg {
+ public:
+  // False with `failure` set for NUL bytes, or with a pending exception for a non-path value.
+  bool From(napi_env env, napi_value value, Failure* failure);
+  const char* c_str() const { return heap_.empty() ? small_ : heap_.c_str(); }
+
+ private:
+  char small_[1024];
+  std::string heap_;
+};
+
+// A read's target kept past the call, for the engines that finish it later: a path (the
+// string's UTF-8, or a Buffer's bytes as they are) or, when fd >= 0, the user's fd.
+struct ReadTarget {
+  std::string path;
+  int fd = -1;
+};
+
+ReadTarget ReadTargetFromJs(const Napi::Value& value);
+
+}  // namespace smartread
