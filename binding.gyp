@@ -5,6 +5,7 @@
       "sources": [
         "src/native/addon.cc",
         "src/native/args.cc",
+        "src/native/cached_read.cc",
         "src/native/dest_buffer.cc",
         "src/native/errors.cc",
         "src/native/file_io.cc",

@@ -2,6 +2,7 @@
 // Module init: one Instance per Node environment, released by the environment's cleanup hook.
 #include <napi.h>
 
+#include "cached_read.h"
 #include "instance.h"
 #include "page_cache.h"
 #include "sync_read.h"
@@ -29,6 +30,7 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("setPool", &Addon::SetPool),
         InstanceMethod("readFileSync", &Addon::ReadFileSyncMethod),
         InstanceMethod("threadpoolRead", &Addon::ThreadpoolReadMethod),
+        InstanceMethod("cachedRead", &Addon::CachedReadMethod),
         InstanceMethod("evictFromPageCache", &Addon::EvictMethod),
         InstanceMethod("pageCacheResidency", &Addon::ResidencyMethod),
         InstanceValue("features", features, napi_enumerable),
@@ -65,6 +67,10 @@ class Addon : public Napi::Addon<Addon> {
 
   Napi::Value ReadFileSyncMethod(const Napi::CallbackInfo& info) {
     return ReadFileSync(info, instance_);
+  }
+
+  Napi::Value CachedReadMethod(const Napi::CallbackInfo& info) {
+    return CachedRead(info, instance_);
   }
 
   Napi::Value ThreadpoolReadMethod(const Napi::CallbackInfo& info) {

@@ -1,6 +1,9 @@
 // The engine this process reads with: the addon when it loads, else the pure-JS engine.
-import { loadNative, type Engine, type LoadReport, type NativeBinding } from './native';
+import { loadNative, type Engine, type LoadReport, type NativeBinding, type RawResult } from './native';
 import { jsEngine } from './js_engine';
+
+/** A read that succeeds only if it need not wait (the file is cached), else null. */
+export type CachedRead = (target: string | Buffer, flags: number) => RawResult | null;
 
 // Small results share a slab, as Node's own small Buffers share Buffer.poolSize: a view costs
 // far less than a Buffer of its own (one malloc, and one free on a sweeper thread, per read).
@@ -8,27 +11,40 @@ import { jsEngine } from './js_engine';
 const kPoolSize = 16 * 1024;
 const kPooledMax = 4096;
 
-function nativeEngine(binding: NativeBinding): Engine {
+// The addon's synchronous readers, with the pool they share.
+function nativeReaders(binding: NativeBinding): { engine: Engine; cachedRead: CachedRead } {
   let pool = Buffer.allocUnsafeSlow(0);
   let offset = kPoolSize;
+  // Where the next small result may go; a new slab when this one is full.
+  const slot = () => {
+    if (offset + kPooledMax > kPoolSize) {
+      pool = Buffer.allocUnsafeSlow(kPoolSize);
+      binding.setPool(pool);
+      offset = 0;
+    }
+    return offset;
+  };
+  // The result of a read that may have gone into the pool (a byte count) as a Buffer.
+  const take = <T>(result: T | number): T | Buffer => {
+    if (typeof result !== 'number') return result;
+    const view = Buffer.from(pool.buffer, offset, result);
+    offset = (offset + result + 7) & ~7;
+    return view;
+  };
   return {
-    readFileSync(target, flags, statUserFd) {
-      if (offset + kPooledMax > kPoolSize) {
-        pool = Buffer.allocUnsafeSlow(kPoolSize);
-        binding.setPool(pool);
-        offset = 0;
-      }
-      const result = binding.readFileSync(target, flags, statUserFd, offset);
-      if (typeof result !== 'number') return result;
-      const view = Buffer.from(pool.buffer, offset, result);
-      offset = (offset + result + 7) & ~7;
-      return view;
+    engine: {
+      readFileSync: (target, flags, statUserFd) =>
+        take(binding.readFileSync(target, flags, statUserFd, slot())) as RawResult,
     },
+    cachedRead: (target, flags) => take(binding.cachedRead(target, flags, slot())) as RawResult | null,
   };
 }
 
 const loaded = loadNative();
+const readers = loaded.binding ? nativeReaders(loaded.binding) : null;
 
 export const native: NativeBinding | null = loaded.binding;
-export const engine: Engine = loaded.binding ? nativeEngine(loaded.binding) : jsEngine;
+export const engine: Engine = readers ? readers.engine : jsEngine;
+/** The cache-hit fast path; null on the pure-JS engine. */
+export const cachedRead: CachedRead | null = readers ? readers.cachedRead : null;
 export const loadReport: LoadReport = loaded.report;

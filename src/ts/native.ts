@@ -37,6 +37,9 @@ export interface NativeBinding {
   readFileSync(target: string | Buffer | number, flags: number, statUserFd: boolean, poolOffset: number): RawResult | number;
   evictFromPageCache(path: string | Buffer): RawFailure | undefined;
   pageCacheResidency(path: string | Buffer): { size: number; cached: number } | RawFailure;
+  /** The cache-hit fast path: the file read without blocking (openat2 RESOLVE_CACHED, preadv2
+   * RWF_NOWAIT), or null when that is not possible; pooled like readFileSync. Paths only. */
+  cachedRead(target: string | Buffer, flags: number, poolOffset: number): RawResult | number | null;
   /** AsyncRead on libuv's thread pool. */
   threadpoolRead: AsyncRead;
   /** Sets the ring up on first use: null when io_uring is usable, else why not. Absent when

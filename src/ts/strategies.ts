@@ -1,5 +1,5 @@
 // The engines smartRead can use, whether each is usable here, and why not when it is not.
-import { engine, loadReport, native } from './engine';
+import { cachedRead, engine, loadReport, native, type CachedRead } from './engine';
 import { jsReadAsync } from './js_engine';
 import type { AsyncRead, NativeBinding, RawResult } from './native';
 
@@ -12,6 +12,8 @@ export interface AsyncEngine {
   read(target: string | Buffer | number, flags: number, statUserFd: boolean, id: number): Promise<RawResult>;
   /** Stops read `id` where the engine can (io_uring cancels it in the kernel). */
   cancel?(id: number): void;
+  /** The result at once when it can be had without waiting (a cache hit), else null. */
+  readNow?(target: string | Buffer | number, flags: number): RawResult | null;
 }
 
 // On the calling thread, settled as a promise.
@@ -68,6 +70,25 @@ export function uringAvailability(): AsyncEngine | string {
   return uring;
 }
 
+// The first rung of 'auto': a file that is in memory is read on the calling thread, without a
+// hop to another thread or a ring (the promise still settles asynchronously). A miss costs a
+// failed openat2 or preadv2 and goes to the next engine.
+function withCacheFastPath(next: AsyncEngine, tryCached: CachedRead): AsyncEngine {
+  const readNow = (target: string | Buffer | number, flags: number) =>
+    typeof target === 'number' ? null : tryCached(target, flags);
+  return {
+    name: next.name,
+    read(target, flags, statUserFd, id) {
+      const hit = readNow(target, flags);
+      return hit !== null ? Promise.resolve(hit) : next.read(target, flags, statUserFd, id);
+    },
+    cancel: next.cancel,
+    readNow,
+  };
+}
+
+let autoEngine: AsyncEngine | undefined;
+
 /** The engine for a strategy, or why it is not available. */
 export function engineFor(strategy: Strategy): AsyncEngine | string {
   switch (strategy) {
@@ -78,8 +99,12 @@ export function engineFor(strategy: Strategy): AsyncEngine | string {
     case 'uring':
       return uringAvailability();
     case 'auto': {
-      const ring = uringAvailability();
-      return typeof ring === 'string' ? threadpoolEngine : ring;
+      if (autoEngine === undefined) {
+        const ring = uringAvailability();
+        const next = typeof ring === 'string' ? threadpoolEngine : ring;
+        autoEngine = cachedRead ? withCacheFastPath(next, cachedRead) : next;
+      }
+      return autoEngine;
     }
   }
 }

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+// The cache-hit fast path: a whole-file read that succeeds only if it cannot block.
+#include "cached_read.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "args.h"
+#include "dest_buffer.h"
+#include "errors.h"
+
+namespace smartread {
+
+namespace {
+
+// A hit copies the file on the calling thread: past this size the copy alone would hold the
+// event loop for more than a few tens of microseconds.
+constexpr uint64_t kCachedMax = uint64_t{256} << 10;
+
+// Errors that mean "not through this path", not "this file cannot be read": the kernel would
+// have to block (EAGAIN), or it lacks openat2 (ENOSYS, 5.6), RESOLVE_CACHED (EINVAL, 5.12),
+// RWF_NOWAIT for this file (EOPNOTSUPP), or a seccomp filter refuses the call (EPERM is
+// ambiguous, so it is left to the other engines to report).
+bool IsMiss(int err) {
+  return err == EAGAIN || err == ENOSYS || err == EINVAL || err == EOPNOTSUPP || err == EPERM;
+}
+
+// Reads `length` bytes from offset 0 without waiting: the count, or -errno.
+ssize_t ReadNoWait(int fd, uint8_t* data, size_t length) {
+  size_t done = 0;
+  while (done < length) {
+    iovec iov{data + done, length - done};
+    ssize_t n = preadv2(fd, &iov, 1, static_cast<off_t>(done), RWF_NOWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  return static_cast<ssize_t>(done);
+}
+
+}  // namespace
+
+Napi::Value CachedRead(const Napi::CallbackInfo& info, Instance& instance) {
+  Napi::Env env = info.Env();
+  const int flags = info[1].As<Napi::Number>().Int32Value();
+  const int64_t pool_offset = info[2].As<Napi::Number>().Int64Value();
+  PathArg path;
+  Failure failure;
+  if (!path.From(env, info[0], &failure)) return FailureToJs(env, failure);
+  open_how how{};
+  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
+  how.resolve = RESOLVE_CACHED;
+  const int fd = static_cast<int>(syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
+  if (fd < 0) {
+    if (IsMiss(errno)) return env.Null();
+    return FailureToJs(env, Failure::Errno(errno, Syscall::kOpen));
+  }
+  napi_value result = nullptr;
+  struct stat st;
+  if (fstat(fd, &st) < 0) {
+    failure = Failure::Errno(errno, Syscall::kFstat);
+  } else if (!S_ISREG(st.st_mode) || st.st_size <= 0 || static_cast<uint64_t>(st.st_size) > kCachedMax) {
+    // Files without a size, and large ones, are for the engines that do not hold the loop.
+  } else {
+    const size_t size = static_cast<size_t>(st.st_size);
+    const bool pooled = pool_offset >= 0 && size <= Instance::kPooledMax &&
+                        static_cast<uint64_t>(pool_offset) + size <= instance.pool_length;
+    DestBuffer dest;
+    if (pooled) {
+      dest.data = instance.pool_data + pool_offset;
+      dest.length = size;
+    } else if (!NewDestBuffer(env, size, &dest)) {
+      close(fd);
+      return Napi::Value();
+    }
+    const ssize_t n = ReadNoWait(fd, dest.data, size);
+    if (n < 0) {
+      if (!IsMiss(static_cast<int>(-n))) failure = Failure::Errno(static_cast<int>(-n), Syscall::kRead);
+    } else if (pooled) {
+      napi_create_uint32(env, static_cast<uint32_t>(n), &result);
+    } else if (static_cast<size_t>(n) == size) {
+      result = dest.value;
+    } else if (!CopyToBuffer(env, dest.data, static_cast<size_t>(n), &result)) {
+      close(fd);
+      return Napi::Value();
+    }
+  }
+  close(fd);
+  if (failure.failed()) return FailureToJs(env, failure);
+  if (result == nullptr) return env.Null();
+  return Napi::Value(env, result);
+}
+
+}  // namespace smartread
