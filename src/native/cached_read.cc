@@ -14,6 +14,7 @@
 #include "args.h"
 #include "dest_buffer.h"
 #include "errors.h"
+#include "file_io.h"
 
 namespace smartread {
 
@@ -29,22 +30,6 @@ constexpr uint64_t kCachedMax = uint64_t{256} << 10;
 // ambiguous, so it is left to the other engines to report).
 bool IsMiss(int err) {
   return err == EAGAIN || err == ENOSYS || err == EINVAL || err == EOPNOTSUPP || err == EPERM;
-}
-
-// Reads `length` bytes from offset 0 without waiting: the count, or -errno.
-ssize_t ReadNoWait(int fd, uint8_t* data, size_t length) {
-  size_t done = 0;
-  while (done < length) {
-    iovec iov{data + done, length - done};
-    ssize_t n = preadv2(fd, &iov, 1, static_cast<off_t>(done), RWF_NOWAIT);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return -errno;
-    }
-    if (n == 0) break;
-    done += static_cast<size_t>(n);
-  }
-  return static_cast<ssize_t>(done);
 }
 
 }  // namespace
@@ -82,7 +67,7 @@ Napi::Value CachedRead(const Napi::CallbackInfo& info, Instance& instance) {
       close(fd);
       return Napi::Value();
     }
-    const ssize_t n = ReadNoWait(fd, dest.data, size);
+    const ssize_t n = ReadFully(fd, dest.data, size, 0, RWF_NOWAIT);
     if (n < 0) {
       if (!IsMiss(static_cast<int>(-n))) failure = Failure::Errno(static_cast<int>(-n), Syscall::kRead);
     } else if (pooled) {

@@ -3,6 +3,7 @@
 #include "file_io.h"
 
 #include <pthread.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,10 +20,12 @@ constexpr size_t kMaxIo = 0x7ffff000;
 
 }  // namespace
 
-ssize_t ReadFully(int fd, uint8_t* data, size_t length) {
+ssize_t ReadFully(int fd, uint8_t* data, size_t length, int64_t offset, int rwf_flags) {
   size_t done = 0;
   while (done < length) {
-    ssize_t n = read(fd, data + done, std::min(length - done, kMaxIo));
+    iovec iov{data + done, std::min(length - done, kMaxIo)};
+    const off_t at = offset < 0 ? -1 : static_cast<off_t>(offset + done);
+    ssize_t n = preadv2(fd, &iov, 1, at, rwf_flags);
     if (n < 0) {
       if (errno == EINTR) continue;
       return -errno;

@@ -11,8 +11,10 @@
 
 namespace smartread {
 
-// read(2) from the fd's position until `length` bytes or EOF; returns the count, or -errno.
-ssize_t ReadFully(int fd, uint8_t* data, size_t length);
+// Reads until `length` bytes or EOF, from `offset` (-1: the fd's position, which advances, as
+// read(2) does) with preadv2 flags (RWF_NOWAIT: fail with EAGAIN rather than wait); returns the
+// count, or -errno.
+ssize_t ReadFully(int fd, uint8_t* data, size_t length, int64_t offset = -1, int rwf_flags = 0);
 
 // Fills `data` with the file's first `length` bytes; returns how many it held (fewer when it
 // shrank meanwhile), or -errno. A large file opened for this read (own_fd: its position is ours
