@@ -66,32 +66,34 @@ const kHitsBeforeYield = 64;
 
 // One 'abort' listener per signal, shared by all the reads waiting on it (hundreds, in a
 // readMany), removed when the last of them settles.
-const abortWaiters = new WeakMap<AbortSignal, Set<() => void>>();
+interface AbortWatch {
+  waiters: Set<() => void>;
+  fire: () => void;
+}
+const abortWatches = new WeakMap<AbortSignal, AbortWatch>();
 
 function onAbort(signal: AbortSignal, waiter: () => void): () => void {
-  let waiters = abortWaiters.get(signal);
-  if (waiters === undefined) {
-    const set = new Set<() => void>();
+  let watch = abortWatches.get(signal);
+  if (watch === undefined) {
+    const waiters = new Set<() => void>();
     const fire = () => {
-      abortWaiters.delete(signal);
-      for (const w of set) w();
+      abortWatches.delete(signal);
+      for (const w of waiters) w();
     };
-    abortWaiters.set(signal, set);
+    watch = { waiters, fire };
+    abortWatches.set(signal, watch);
     signal.addEventListener('abort', fire, { once: true });
-    waiters = set;
-    listeners.set(set, fire);
   }
-  waiters.add(waiter);
-  const set = waiters;
+  const current = watch;
+  current.waiters.add(waiter);
   return () => {
-    set.delete(waiter);
-    if (set.size === 0 && abortWaiters.get(signal) === set) {
-      abortWaiters.delete(signal);
-      signal.removeEventListener('abort', listeners.get(set)!);
+    current.waiters.delete(waiter);
+    if (current.waiters.size === 0 && abortWatches.get(signal) === current) {
+      abortWatches.delete(signal);
+      signal.removeEventListener('abort', current.fire);
     }
   };
 }
-const listeners = new WeakMap<Set<() => void>, () => void>();
 
 // Settles with the engine's result, or rejects with an AbortError as soon as the signal fires
 // (the engine is told to stop; its own promise settles later and is ignored).
