@@ -30,6 +30,27 @@ test('cached files around the fast path limit read the same bytes as fs.promises
   }
 });
 
+test('a cached file is a hit on every target, tmpfs included (which refuses RWF_NOWAIT)', (t) => {
+  if (!native) {
+    t.skip('the fast path is part of the addon');
+    return;
+  }
+  // The engine's own fast path, below smartRead: null means a miss.
+  const { cachedRead } = require('../dist/engine.js');
+  for (const { kind, dir } of tempDirs.all) {
+    for (const size of [1, 4096, 256 * KiB]) {
+      const file = writePattern(path.join(dir, `hit-${size}`), size);
+      fs.readFileSync(file);
+      const hit = cachedRead(file, fs.constants.O_RDONLY);
+      assert.ok(hit !== null, `${kind}: a cached ${size}-byte file is a hit`);
+      assertSameBytes(hit, fs.readFileSync(file), `${kind}: ${size} bytes`);
+    }
+    const large = writePattern(path.join(dir, 'past-the-limit'), 256 * KiB + 1);
+    fs.readFileSync(large);
+    assert.equal(cachedRead(large, fs.constants.O_RDONLY), null, `${kind}: past the limit is left to the engines`);
+  }
+});
+
 test('a file evicted from the page cache (a miss) is read whole by the next engine', async (t) => {
   if (!native) {
     t.skip('page-cache control needs the addon');

@@ -3,8 +3,10 @@
 #include "cached_read.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -30,6 +32,21 @@ constexpr uint64_t kCachedMax = uint64_t{256} << 10;
 // ambiguous, so it is left to the other engines to report).
 bool IsMiss(int err) {
   return err == EAGAIN || err == ENOSYS || err == EINVAL || err == EOPNOTSUPP || err == EPERM;
+}
+
+// tmpfs and ramfs refuse RWF_NOWAIT (EOPNOTSUPP, still on 6.18), yet their pages are memory
+// and a plain read of them never waits for a device (with no swap; see the README's limits).
+bool InMemoryFilesystem(int fd) {
+  struct statfs sf;
+  if (fstatfs(fd, &sf) < 0) return false;
+  return sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC;
+}
+
+// Reads without waiting: RWF_NOWAIT, or a plain read where the file lives in memory.
+ssize_t ReadIfCached(int fd, uint8_t* data, size_t size) {
+  const ssize_t n = ReadFully(fd, data, size, 0, RWF_NOWAIT);
+  if (n == -EOPNOTSUPP && InMemoryFilesystem(fd)) return ReadFully(fd, data, size, 0);
+  return n;
 }
 
 }  // namespace
@@ -67,7 +84,7 @@ Napi::Value CachedRead(const Napi::CallbackInfo& info, Instance& instance) {
       close(fd);
       return Napi::Value();
     }
-    const ssize_t n = ReadFully(fd, dest.data, size, 0, RWF_NOWAIT);
+    const ssize_t n = ReadIfCached(fd, dest.data, size);
     if (n < 0) {
       if (!IsMiss(static_cast<int>(-n))) failure = Failure::Errno(static_cast<int>(-n), Syscall::kRead);
     } else if (pooled) {
