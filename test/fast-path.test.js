@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { evictFromPageCache, pageCacheResidency, smartRead, readMany, engineInfo } = require('smartread');
 const {
-  checkNoFdLeak, useTempDirs, writePattern, assertSameBytes, errorFacts, setUpAsyncEngines,
+  checkNoFdLeak, useTempDirs, writePattern, assertSameBytes, errorFacts, setUpAsyncEngines, runToEnd,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -103,4 +103,63 @@ test('hundreds of small fast-path results kept alive at once each hold their own
     if (i > 0) assertSameBytes(results[i], expected, `readMany ${files[i]}`);
     assertSameBytes(one[i], expected, `smartRead ${files[i]}`);
   }
+});
+
+// The fast path looks at what a name is before it opens it: opening a FIFO on the event loop
+// would wait there for a writer, or, nonblocking, release a writer that waits, whose writes
+// would then find no reader. Run in a child, as a blocked loop could not fail a test here.
+test("a FIFO under 'auto' is read off the event loop: a waiting writer's bytes, and a signal ends the wait", async () => {
+  const dir = tempDirs.disk;
+  const withWriter = path.join(dir, 'fifo-with-writer');
+  const noWriter = path.join(dir, 'fifo-no-writer');
+  for (const fifo of [withWriter, noWriter]) {
+    const made = await runToEnd('mkfifo', [fifo]);
+    assert.equal(made.code, 0, made.stderr);
+  }
+  const size = 100 * KiB;
+  const result = await runToEnd(process.execPath, ['-e', `
+    const { spawn } = require('node:child_process');
+    const fs = require('node:fs');
+    const { smartRead } = require('smartread');
+    const [withWriter, noWriter, size] = [process.argv[1], process.argv[2], Number(process.argv[3])];
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 10);
+    (async () => {
+      const writer = spawn(process.execPath, ['-e',
+        'require("node:fs").writeFileSync(process.argv[1], Buffer.alloc(Number(process.argv[2]), 7))',
+        withWriter, String(size)], { stdio: 'inherit' });
+      const writerExited = new Promise((resolve) => writer.on('exit', (code, signal) => resolve({ code, signal })));
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the writer now waits in open(2)
+      console.error('reading with a writer');
+      const bytes = await smartRead(withWriter);
+      console.error('read; waiting for the writer to exit');
+      const writerExit = await writerExited;
+      const ac = new AbortController();
+      setTimeout(() => ac.abort(), 200);
+      console.error('reading with no writer');
+      const ticksBefore = ticks;
+      const aborted = await smartRead(noWriter, { signal: ac.signal }).then(() => 'read', (err) => err.name);
+      clearInterval(ticker);
+      console.error('aborted; unblocking');
+      console.log(JSON.stringify({
+        length: bytes.length, allSevens: bytes.every((b) => b === 7), writerExit, aborted,
+        ticksWhileWaiting: ticks - ticksBefore,
+      }));
+      // A read still waiting in open(2) on a pool thread (the JS engine's) would hold the exit:
+      // a writer that comes and goes lets it finish.
+      try {
+        fs.closeSync(fs.openSync(noWriter, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK));
+      } catch (err) {
+        if (err.code !== 'ENXIO') throw err; // no reader waits any more
+      }
+    })();
+  `, withWriter, noWriter, String(size)]);
+  assert.equal(result.timedOut, false, `the child blocked after: ${result.stderr}`);
+  assert.equal(result.code, 0, result.stderr);
+  const facts = JSON.parse(result.stdout);
+  assert.deepEqual(facts.writerExit, { code: 0, signal: null }, "the writer's bytes found a reader");
+  assert.equal(facts.length, size);
+  assert.ok(facts.allSevens);
+  assert.equal(facts.aborted, 'AbortError');
+  assert.ok(facts.ticksWhileWaiting > 0, 'the event loop ran while the read waited for a writer');
 });

@@ -119,8 +119,9 @@ for (const strategy of STRATEGIES) {
       assert.equal(err.code, 'ENOENT');
       assert.equal(err.path, `${missing}-1`);
       assert.equal(err.message, `ENOENT: no such file or directory, open '${missing}-1'`);
-      // An invalid path in the list rejects with node:fs's argument error.
-      const invalid = await rejectionOf(() => readMany([files[0], {}], { strategy }), 'readMany');
+      // An invalid path in the list rejects with node:fs's argument error. One read at a time, so
+      // that no read of files[0] is still on its way to open(2) when the call has rejected.
+      const invalid = await rejectionOf(() => readMany([files[0], {}], { strategy, concurrency: 1 }), 'readMany');
       assert.deepEqual(errorFacts(invalid), errorFacts(await rejectionOf(() => fs.promises.readFile({}))));
       await waitUntil(() => openFdCount() === fdsAtStart, 10000,
         () => `descriptors after the reads in flight ended: ${JSON.stringify(openFds())}`);

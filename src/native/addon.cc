@@ -31,6 +31,7 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("readFileSync", &Addon::ReadFileSyncMethod),
         InstanceMethod("threadpoolRead", &Addon::ThreadpoolReadMethod),
         InstanceMethod("cachedRead", &Addon::CachedReadMethod),
+        InstanceMethod("cachedReadBatch", &Addon::CachedReadBatchMethod),
         InstanceMethod("evictFromPageCache", &Addon::EvictMethod),
         InstanceMethod("pageCacheResidency", &Addon::ResidencyMethod),
         InstanceValue("features", features, napi_enumerable),
@@ -71,6 +72,10 @@ class Addon : public Napi::Addon<Addon> {
 
   Napi::Value CachedReadMethod(const Napi::CallbackInfo& info) {
     return CachedRead(info, instance_);
+  }
+
+  Napi::Value CachedReadBatchMethod(const Napi::CallbackInfo& info) {
+    return CachedReadBatch(info, instance_);
   }
 
   Napi::Value ThreadpoolReadMethod(const Napi::CallbackInfo& info) {

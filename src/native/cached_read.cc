@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "args.h"
@@ -49,6 +50,81 @@ ssize_t ReadIfCached(int fd, uint8_t* data, size_t size) {
   return n;
 }
 
+enum class Outcome { kHit, kMiss, kFailed, kJsException };
+
+// One fast-path read of `path`. A hit leaves a Buffer in *value, or, when the result went into
+// the pool at pool_offset (>= 0 to allow it), nullptr there and the byte count in *pooled.
+Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags,
+                   int64_t pool_offset, napi_value* value, size_t* pooled, Failure* failure) {
+  // Flags that create or truncate are never for the fast path (RESOLVE_CACHED refuses them).
+  if ((flags & (O_CREAT | O_TRUNC | O_TMPFILE)) != 0) return Outcome::kMiss;
+  // What the path names is looked at before it is opened: opening a FIFO would wait for a
+  // writer (or, nonblocking, release one that waits, whose writes then find no reader), and
+  // opening a device may act on it. An O_PATH descriptor opens nothing.
+  open_how how{};
+  how.flags = static_cast<uint64_t>(O_PATH | O_CLOEXEC | (flags & (O_NOFOLLOW | O_DIRECTORY)));
+  how.resolve = RESOLVE_CACHED;
+  const int probe = static_cast<int>(syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how));
+  if (probe < 0) {
+    if (IsMiss(errno)) return Outcome::kMiss;
+    *failure = Failure::Errno(errno, Syscall::kOpen);
+    return Outcome::kFailed;
+  }
+  struct stat st;
+  const int stat_result = fstat(probe, &st);
+  close(probe);
+  if (stat_result < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+      static_cast<uint64_t>(st.st_size) > kCachedMax) {
+    // Files without a size, and large ones, are for the engines that do not hold the loop.
+    return Outcome::kMiss;
+  }
+  // Nonblocking in case the name was replaced by a FIFO since the probe.
+  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC | O_NONBLOCK);
+  const int fd = static_cast<int>(syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how));
+  if (fd < 0) {
+    if (IsMiss(errno)) return Outcome::kMiss;
+    *failure = Failure::Errno(errno, Syscall::kOpen);
+    return Outcome::kFailed;
+  }
+  Outcome outcome = Outcome::kMiss;
+  const size_t size = static_cast<size_t>(st.st_size);
+  const bool pool = pool_offset >= 0 && size <= Instance::kPooledMax &&
+                    static_cast<uint64_t>(pool_offset) + size <= instance.pool_length;
+  DestBuffer dest;
+  if (pool) {
+    dest.data = instance.pool_data + pool_offset;
+    dest.length = size;
+  } else if (!NewDestBuffer(env, size, &dest)) {
+    close(fd);
+    return Outcome::kJsException;
+  }
+  const ssize_t n = ReadIfCached(fd, dest.data, size);
+  if (n < 0) {
+    if (!IsMiss(static_cast<int>(-n))) {
+      *failure = Failure::Errno(static_cast<int>(-n), Syscall::kRead);
+      outcome = Outcome::kFailed;
+    }
+  } else if (pool) {
+    *value = nullptr;
+    *pooled = static_cast<size_t>(n);
+    outcome = Outcome::kHit;
+  } else if (static_cast<size_t>(n) == size) {
+    *value = dest.value;
+    outcome = Outcome::kHit;
+  } else if (CopyToBuffer(env, dest.data, static_cast<size_t>(n), value)) {
+    outcome = Outcome::kHit;
+  } else {
+    outcome = Outcome::kJsException;
+  }
+  close(fd);
+  return outcome;
+}
+
+// Where the pooled result after one of `bytes` starts: 8-byte aligned, as the JS side computes.
+int64_t NextPoolOffset(int64_t offset, size_t bytes) {
+  return (offset + static_cast<int64_t>(bytes) + 7) & ~int64_t{7};
+}
+
 }  // namespace
 
 Napi::Value CachedRead(const Napi::CallbackInfo& info, Instance& instance) {
@@ -58,48 +134,66 @@ Napi::Value CachedRead(const Napi::CallbackInfo& info, Instance& instance) {
   PathArg path;
   Failure failure;
   if (!path.From(env, info[0], &failure)) return FailureToJs(env, failure);
-  open_how how{};
-  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
-  how.resolve = RESOLVE_CACHED;
-  const int fd = static_cast<int>(syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
-  if (fd < 0) {
-    if (IsMiss(errno)) return env.Null();
-    return FailureToJs(env, Failure::Errno(errno, Syscall::kOpen));
+  napi_value value = nullptr;
+  size_t pooled = 0;
+  switch (ReadCached(env, instance, path.c_str(), flags, pool_offset, &value, &pooled, &failure)) {
+    case Outcome::kHit:
+      if (value == nullptr) napi_create_uint32(env, static_cast<uint32_t>(pooled), &value);
+      return Napi::Value(env, value);
+    case Outcome::kMiss:
+      return env.Null();
+    case Outcome::kFailed:
+      return FailureToJs(env, failure);
+    case Outcome::kJsException:
+      break;
   }
-  napi_value result = nullptr;
-  struct stat st;
-  if (fstat(fd, &st) < 0) {
-    failure = Failure::Errno(errno, Syscall::kFstat);
-  } else if (!S_ISREG(st.st_mode) || st.st_size <= 0 || static_cast<uint64_t>(st.st_size) > kCachedMax) {
-    // Files without a size, and large ones, are for the engines that do not hold the loop.
-  } else {
-    const size_t size = static_cast<size_t>(st.st_size);
-    const bool pooled = pool_offset >= 0 && size <= Instance::kPooledMax &&
-                        static_cast<uint64_t>(pool_offset) + size <= instance.pool_length;
-    DestBuffer dest;
-    if (pooled) {
-      dest.data = instance.pool_data + pool_offset;
-      dest.length = size;
-    } else if (!NewDestBuffer(env, size, &dest)) {
-      close(fd);
-      return Napi::Value();
+  return Napi::Value();
+}
+
+Napi::Value CachedReadBatch(const Napi::CallbackInfo& info, Instance& instance) {
+  napi_env env = info.Env();
+  napi_value paths = info[0];
+  const uint32_t start = info[1].As<Napi::Number>().Uint32Value();
+  const uint32_t end = info[2].As<Napi::Number>().Uint32Value();
+  const int flags = info[3].As<Napi::Number>().Int32Value();
+  int64_t pool_offset = info[4].As<Napi::Number>().Int64Value();
+  Napi::TypedArrayOf<int32_t> sizes = info[5].As<Napi::TypedArrayOf<int32_t>>();
+  napi_value out = info[6];
+  const uint32_t count = std::min<uint32_t>(end - start, static_cast<uint32_t>(sizes.ElementLength()));
+  uint32_t done = 0;
+  for (; done < count; done++) {
+    // Stop where the pool may not hold the next result: the caller starts a new one.
+    if (pool_offset < 0 || static_cast<uint64_t>(pool_offset) + Instance::kPooledMax > instance.pool_length) break;
+    sizes[done] = kNotHit;
+    napi_value item;
+    napi_valuetype type;
+    if (napi_get_element(env, paths, start + done, &item) != napi_ok ||
+        napi_typeof(env, item, &type) != napi_ok || type != napi_string) {
+      continue;
     }
-    const ssize_t n = ReadIfCached(fd, dest.data, size);
-    if (n < 0) {
-      if (!IsMiss(static_cast<int>(-n))) failure = Failure::Errno(static_cast<int>(-n), Syscall::kRead);
-    } else if (pooled) {
-      napi_create_uint32(env, static_cast<uint32_t>(n), &result);
-    } else if (static_cast<size_t>(n) == size) {
-      result = dest.value;
-    } else if (!CopyToBuffer(env, dest.data, static_cast<size_t>(n), &result)) {
-      close(fd);
-      return Napi::Value();
+    PathArg path;
+    Failure failure;
+    if (!path.From(env, item, &failure)) continue;
+    napi_value value = nullptr;
+    size_t pooled = 0;
+    switch (ReadCached(env, instance, path.c_str(), flags, pool_offset, &value, &pooled, &failure)) {
+      case Outcome::kHit:
+        if (value == nullptr) {
+          sizes[done] = static_cast<int32_t>(pooled);
+          pool_offset = NextPoolOffset(pool_offset, pooled);
+        } else {
+          sizes[done] = kHitInOut;
+          napi_set_element(env, out, done, value);
+        }
+        break;
+      case Outcome::kMiss:
+      case Outcome::kFailed:
+        break;
+      case Outcome::kJsException:
+        return Napi::Value();
     }
   }
-  close(fd);
-  if (failure.failed()) return FailureToJs(env, failure);
-  if (result == nullptr) return env.Null();
-  return Napi::Value(env, result);
+  return Napi::Number::New(env, done);
 }
 
 }  // namespace smartread

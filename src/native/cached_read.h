@@ -18,4 +18,18 @@ namespace smartread {
 // such. Pooling as readFileSync's.
 Napi::Value CachedRead(const Napi::CallbackInfo& info, Instance& instance);
 
+// What cachedReadBatch leaves in sizes[k] when paths[start + k] was not a hit, or when it was
+// one returned as a Buffer of its own in out[k]; any other value is a pooled result's size.
+constexpr int32_t kNotHit = -1;
+constexpr int32_t kHitInOut = -2;
+
+// cachedReadBatch(paths: unknown[], start, end, flags, poolOffset, sizes: Int32Array,
+//                 out: unknown[]) -> how many of paths[start..end) it went through
+// The fast path over a run of a list in one call (readMany's cached files). Only strings are
+// tried; anything else, a miss and an error are all "not a hit", left to the caller's
+// per-path reads, which report errors in full. Pooled results are laid out from poolOffset
+// one after another, 8-byte aligned; the run stops early when the pool may not hold the next
+// one, and at sizes.length.
+Napi::Value CachedReadBatch(const Napi::CallbackInfo& info, Instance& instance);
+
 }  // namespace smartread

@@ -5,14 +5,28 @@ import { jsEngine } from './js_engine';
 /** A read that succeeds only if it need not wait (the file is cached), else null. */
 export type CachedRead = (target: string | Buffer, flags: number) => RawResult | null;
 
+/**
+ * The fast path over a run of a list, paths[start..end): out[k] is the result of a hit on
+ * paths[start + k], undefined otherwise (a miss, an error, not a string: the caller reads those
+ * one by one). Returns how many it went through, at least one.
+ */
+export type CachedReadMany = (paths: readonly unknown[], start: number, end: number, flags: number,
+  out: Array<RawResult | undefined>) => number;
+
+// The longest run one cachedReadMany call takes.
+export const kCachedRunMax = 64;
+
 // Small results share a slab, as Node's own small Buffers share Buffer.poolSize: a view costs
 // far less than a Buffer of its own (one malloc, and one free on a sweeper thread, per read).
 // As with Buffer.allocUnsafe, a small result keeps its slab alive while it lives.
 const kPoolSize = 16 * 1024;
 const kPooledMax = 4096;
+// cachedReadBatch's mark for a path that was not a hit.
+const kNotHit = -1;
 
 // The addon's synchronous readers, with the pool they share.
-function nativeReaders(binding: NativeBinding): { engine: Engine; cachedRead: CachedRead } {
+function nativeReaders(binding: NativeBinding): { engine: Engine; cachedRead: CachedRead; cachedReadMany: CachedReadMany } {
+  const sizes = new Int32Array(kCachedRunMax);
   let pool = Buffer.allocUnsafeSlow(0);
   let offset = kPoolSize;
   // Where the next small result may go; a new slab when this one is full.
@@ -37,6 +51,15 @@ function nativeReaders(binding: NativeBinding): { engine: Engine; cachedRead: Ca
         take(binding.readFileSync(target, flags, statUserFd, slot())) as RawResult,
     },
     cachedRead: (target, flags) => take(binding.cachedRead(target, flags, slot())) as RawResult | null,
+    cachedReadMany: (paths, start, end, flags, out) => {
+      const done = binding.cachedReadBatch(paths, start, end, flags, slot(), sizes, out);
+      for (let k = 0; k < done; k++) {
+        const size = sizes[k];
+        if (size >= 0) out[k] = take<RawResult>(size);
+        else if (size === kNotHit) out[k] = undefined;
+      }
+      return done;
+    },
   };
 }
 
@@ -47,4 +70,6 @@ export const native: NativeBinding | null = loaded.binding;
 export const engine: Engine = readers ? readers.engine : jsEngine;
 /** The cache-hit fast path; null on the pure-JS engine. */
 export const cachedRead: CachedRead | null = readers ? readers.cachedRead : null;
+/** The fast path over a run of a list; null on the pure-JS engine. */
+export const cachedReadMany: CachedReadMany | null = readers ? readers.cachedReadMany : null;
 export const loadReport: LoadReport = loaded.report;

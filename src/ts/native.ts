@@ -40,6 +40,12 @@ export interface NativeBinding {
   /** The cache-hit fast path: the file read without blocking (openat2 RESOLVE_CACHED, preadv2
    * RWF_NOWAIT), or null when that is not possible; pooled like readFileSync. Paths only. */
   cachedRead(target: string | Buffer, flags: number, poolOffset: number): RawResult | number | null;
+  /** The fast path over paths[start..end), strings only, in one call: for each, sizes[k] is a
+   * pooled result's byte count (laid out from poolOffset, 8-byte aligned), -2 for a hit left
+   * as a Buffer in out[k], or -1 for anything else (a miss, an error, not a string). Returns
+   * how many it went through: fewer when the pool may not hold the next result. */
+  cachedReadBatch(paths: readonly unknown[], start: number, end: number, flags: number, poolOffset: number,
+    sizes: Int32Array, out: unknown[]): number;
   /** AsyncRead on libuv's thread pool. */
   threadpoolRead: AsyncRead;
   /** Sets the ring up on first use: null when io_uring is usable, else why not. Absent when
