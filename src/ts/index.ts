@@ -7,6 +7,8 @@ export { smartReadSync } from './read_sync';
 export { smartRead, readMany } from './read_async';
 export { AbortError } from './errors';
 export { evictFromPageCache, pageCacheResidency } from './page_cache';
+export { metrics, readChannel, latencyBuckets } from './metrics';
+export type { Metrics, MetricsSnapshot, PromClientRegistry, ServedBy, StrategyMetrics } from './metrics';
 export type { ReadManyOptions, SettledRead, SmartReadOptions } from './read_async';
 export type { Strategy } from './strategies';
 export type { PathLike, PathOrFd, ReadFileOptions } from './args';

@@ -3,6 +3,8 @@ import { engineFor, strategyNames, type AsyncEngine, type Strategy } from './str
 import { abortError, failureToError, invalidArgType, invalidArgValue, outOfRange, strategyUnavailable } from './errors';
 import { getOptions, getValidatedPath, isFd, stringToFlags, type PathOrFd, type ReadFileOptions } from './args';
 import type { RawFailure, RawResult } from './native';
+import { kCachedRunMax, loadReport } from './engine';
+import { countFastPath, recordRead, timing, type ServedBy } from './metrics';
 
 export interface SmartReadOptions extends ReadFileOptions {
   /** The engine: 'auto' (the default) chooses; the others force one, or fail where it is missing. */
@@ -59,6 +61,15 @@ function request(path: unknown, common: Common, caller: Function): Request {
 }
 
 let nextId = 1;
+
+// The open flags of a flag option, or null where it is invalid (each read then reports it).
+function flagsOrNull(flag: unknown): number | null {
+  try {
+    return stringToFlags(flag || 'r', readMany);
+  } catch {
+    return null;
+  }
+}
 
 // How many cache hits in a row one readMany lane takes before the event loop gets a turn:
 // ~64 × 5 µs, a fraction of a millisecond.
@@ -120,15 +131,37 @@ function shape(raw: RawResult, req: Request, path: unknown, caller: Function): B
   return req.encoding ? (raw as Buffer).toString(req.encoding as BufferEncoding) : (raw as Buffer);
 }
 
-async function perform(req: Request, path: unknown, caller: Function): Promise<Buffer | string> {
+// What serves reads on an engine, for the metrics.
+function servedBy(engine: AsyncEngine): ServedBy {
+  return loadReport.engine === 'js' ? 'js' : engine.name;
+}
+
+// One read on req's engine: the fast path first where the engine has one (unless the caller
+// just tried it), then the engine; accounted for in the metrics either way.
+async function perform(req: Request, path: unknown, caller: Function, tryNow = true): Promise<Buffer | string> {
   const { engine, target, signal } = req;
   if (signal?.aborted) throw abortError(signal, caller);
-  const id = nextId++;
-  const pending = engine.read(target, req.flags, true, id);
-  const raw = signal
-    ? await untilAborted(pending, signal, () => engine.cancel?.(id), caller)
-    : await pending;
-  return shape(raw, req, path, caller);
+  const started = timing() ? performance.now() : -1;
+  let by = servedBy(engine);
+  try {
+    let raw: RawResult | null = null;
+    if (tryNow && engine.readNow) {
+      raw = engine.readNow(target, req.flags);
+      countFastPath(raw !== null);
+      if (raw !== null) by = 'fast-path';
+    }
+    if (raw === null) {
+      const id = nextId++;
+      const pending = engine.read(target, req.flags, true, id);
+      raw = signal ? await untilAborted(pending, signal, () => engine.cancel?.(id), caller) : await pending;
+    }
+    const value = shape(raw, req, path, caller);
+    recordRead(by, path, value, started);
+    return value;
+  } catch (err) {
+    recordRead(by, path, err as Error, started);
+    throw err;
+  }
 }
 
 export function smartRead(path: PathOrFd, options?: { encoding?: null; flag?: string | number; signal?: AbortSignal; strategy?: Strategy } | null): Promise<Buffer>;
@@ -165,39 +198,73 @@ export async function readMany(paths: Iterable<PathOrFd>, options?: ReadManyOpti
   }
   const settle = many.settle === true;
   const results: Array<Buffer | string | SettledRead<Buffer | string>> = new Array(list.length);
+  const lanes = Math.min(concurrency, list.length);
+  const { engine } = common;
+  const runFlags = engine.readNowMany ? flagsOrNull(common.flag) : null;
   let next = 0;
   let failed = false;
   const lane = async () => {
     // Cache hits are taken at once, without a promise each; after a run of them the lane lets
     // the event loop turn, so that a list of cached files cannot hold it for long.
     let hitsInARow = 0;
+    const run: Array<RawResult | undefined> = [];
     while (!failed && next < list.length) {
-      const i = next++;
-      try {
-        if (common.signal?.aborted) throw abortError(common.signal, readMany);
-        const req = request(list[i], common, readMany);
-        const now = req.engine.readNow?.(req.target, req.flags) ?? null;
-        let value: Buffer | string;
-        if (now !== null) {
-          value = shape(now, req, list[i], readMany);
-          if (++hitsInARow === kHitsBeforeYield) {
-            hitsInARow = 0;
-            await new Promise(setImmediate);
+      const start = next;
+      let count = 1;
+      let tried = false;
+      if (runFlags !== null && typeof list[start] === 'string') {
+        // A run of paths tried by the fast path in one call. Runs are shared out among the
+        // lanes, so that a list of misses still keeps `concurrency` reads in flight.
+        const want = Math.min(kCachedRunMax, Math.ceil((list.length - start) / lanes));
+        count = engine.readNowMany!(list, start, start + want, runFlags, run);
+        tried = true;
+      }
+      next = start + count;
+      // A hit from a run is timed from the start of its run.
+      const runStarted = tried && timing() ? performance.now() : -1;
+      for (let k = 0; k < count && !failed; k++) {
+        const i = start + k;
+        const hit = tried ? run[k] : undefined;
+        run[k] = undefined;
+        try {
+          if (common.signal?.aborted) throw abortError(common.signal, readMany);
+          const req = request(list[i], common, readMany);
+          let now: RawResult | null = null;
+          if (hit !== undefined) {
+            now = hit;
+          } else if (!tried && req.engine.readNow) {
+            now = req.engine.readNow(req.target, req.flags);
           }
-        } else {
-          hitsInARow = 0;
-          value = await perform(req, list[i], readMany);
+          if (tried || req.engine.readNow) countFastPath(now !== null);
+          let value: Buffer | string;
+          if (now !== null) {
+            const started = tried ? runStarted : (timing() ? performance.now() : -1);
+            try {
+              value = shape(now, req, list[i], readMany);
+            } catch (err) {
+              recordRead('fast-path', list[i], err as Error, started);
+              throw err;
+            }
+            recordRead('fast-path', list[i], value, started);
+            if (++hitsInARow >= kHitsBeforeYield) {
+              hitsInARow = 0;
+              await new Promise(setImmediate);
+            }
+          } else {
+            hitsInARow = 0;
+            value = await perform(req, list[i], readMany, false);
+          }
+          results[i] = settle ? { status: 'fulfilled', value } : value;
+        } catch (err) {
+          if (!settle) {
+            failed = true;
+            throw err;
+          }
+          results[i] = { status: 'rejected', reason: err as Error };
         }
-        results[i] = settle ? { status: 'fulfilled', value } : value;
-      } catch (err) {
-        if (!settle) {
-          failed = true;
-          throw err;
-        }
-        results[i] = { status: 'rejected', reason: err as Error };
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, list.length) }, lane));
+  await Promise.all(Array.from({ length: lanes }, lane));
   return results;
 }

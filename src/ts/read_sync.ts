@@ -1,6 +1,7 @@
 // smartReadSync: fs.readFileSync's contract, read in one call into the engine.
 import { constants as fsConstants } from 'node:fs';
-import { engine } from './engine';
+import { engine, loadReport } from './engine';
+import { recordRead, timing } from './metrics';
 import { failureToError, outOfRange } from './errors';
 import { getOptions, getValidatedPath, isFd, stringToFlags, type PathOrFd, type ReadFileOptions } from './args';
 import type { RawFailure } from './native';
@@ -12,12 +13,30 @@ export function smartReadSync(path: PathOrFd, options: { encoding: BufferEncodin
 export function smartReadSync(path: PathOrFd, options?: ReadFileOptions | BufferEncoding | null): string | Buffer;
 export function smartReadSync(path: PathOrFd, options?: ReadFileOptions | BufferEncoding | null): string | Buffer {
   // The common call, a string path and no options, goes straight to the engine.
-  if (options === undefined && typeof path === 'string') {
-    const result = engine.readFileSync(path, O_RDONLY, true);
-    if ((result as RawFailure).errno === undefined) return result as Buffer;
-    throw failureToError(result as RawFailure, path, path, smartReadSync);
+  const started = timing() ? performance.now() : -1;
+  try {
+    let value: string | Buffer;
+    if (options === undefined && typeof path === 'string') {
+      const result = engine.readFileSync(path, O_RDONLY, true);
+      if ((result as RawFailure).errno !== undefined) throw failureToError(result as RawFailure, path, path, smartReadSync);
+      value = result as Buffer;
+    } else {
+      value = readSyncWithOptions(path, options);
+    }
+    recordRead(servedBy, path, value, started);
+    return value;
+  } catch (err) {
+    if (isReadError(err)) recordRead(servedBy, path, err as Error, started);
+    throw err;
   }
-  return readSyncWithOptions(path, options);
+}
+
+const servedBy = loadReport.engine === 'js' ? 'js' : 'sync';
+
+// Argument errors are thrown before any read; only the reads' own errors are accounted for.
+function isReadError(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  return typeof code === 'string' && !code.startsWith('ERR_INVALID_ARG') && code !== 'ERR_OUT_OF_RANGE' && code !== 'ERR_UNKNOWN_ENCODING';
 }
 
 // node:fs's order: options first, then the path (or fd), then the flags.

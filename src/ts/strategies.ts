@@ -1,5 +1,5 @@
 // The engines smartRead can use, whether each is usable here, and why not when it is not.
-import { cachedRead, engine, loadReport, native, type CachedRead } from './engine';
+import { cachedRead, cachedReadMany, engine, loadReport, native, type CachedRead, type CachedReadMany } from './engine';
 import { jsReadAsync } from './js_engine';
 import type { AsyncRead, NativeBinding, RawResult } from './native';
 
@@ -12,8 +12,11 @@ export interface AsyncEngine {
   read(target: string | Buffer | number, flags: number, statUserFd: boolean, id: number): Promise<RawResult>;
   /** Stops read `id` where the engine can (io_uring cancels it in the kernel). */
   cancel?(id: number): void;
-  /** The result at once when it can be had without waiting (a cache hit), else null. */
+  /** The result at once when it can be had without waiting (a cache hit), else null; callers
+   * try it before read(), which does not. */
   readNow?(target: string | Buffer | number, flags: number): RawResult | null;
+  /** readNow over a run of a list in one go (see CachedReadMany); string paths only. */
+  readNowMany?: CachedReadMany;
 }
 
 // On the calling thread, settled as a promise.
@@ -72,18 +75,15 @@ export function uringAvailability(): AsyncEngine | string {
 
 // The first rung of 'auto': a file that is in memory is read on the calling thread, without a
 // hop to another thread or a ring (the promise still settles asynchronously). A miss costs a
-// failed openat2 or preadv2 and goes to the next engine.
-function withCacheFastPath(next: AsyncEngine, tryCached: CachedRead): AsyncEngine {
-  const readNow = (target: string | Buffer | number, flags: number) =>
-    typeof target === 'number' ? null : tryCached(target, flags);
+// failed openat2 or preadv2 and goes to the next engine: callers try readNow first and, on a
+// miss, call read(), which is the next engine's.
+function withCacheFastPath(next: AsyncEngine, tryCached: CachedRead, tryCachedMany: CachedReadMany): AsyncEngine {
   return {
     name: next.name,
-    read(target, flags, statUserFd, id) {
-      const hit = readNow(target, flags);
-      return hit !== null ? Promise.resolve(hit) : next.read(target, flags, statUserFd, id);
-    },
+    read: next.read,
     cancel: next.cancel,
-    readNow,
+    readNow: (target, flags) => (typeof target === 'number' ? null : tryCached(target, flags)),
+    readNowMany: tryCachedMany,
   };
 }
 
@@ -102,7 +102,7 @@ export function engineFor(strategy: Strategy): AsyncEngine | string {
       if (autoEngine === undefined) {
         const ring = uringAvailability();
         const next = typeof ring === 'string' ? threadpoolEngine : ring;
-        autoEngine = cachedRead ? withCacheFastPath(next, cachedRead) : next;
+        autoEngine = cachedRead && cachedReadMany ? withCacheFastPath(next, cachedRead, cachedReadMany) : next;
       }
       return autoEngine;
     }

@@ -1,0 +1,236 @@
+// What smartread has read, per strategy: counts, bytes, errors, fast-path hits and misses, and
+// (while someone looks) a latency histogram; also published on a diagnostics channel.
+import * as diagnosticsChannel from 'node:diagnostics_channel';
+
+/** What served a read: the cache-hit fast path, an engine, or the pure-JS fallback. */
+export type ServedBy = 'fast-path' | 'uring' | 'threadpool' | 'sync' | 'js';
+const servedByNames: readonly ServedBy[] = ['fast-path', 'uring', 'threadpool', 'sync', 'js'];
+
+/** Upper bounds of the latency histogram's buckets, in seconds (the last one is +Inf). */
+export const latencyBuckets: readonly number[] = [
+  5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+];
+
+export interface StrategyMetrics {
+  /** Reads that ended, with bytes or with an error. */
+  reads: number;
+  /** Bytes returned. */
+  bytes: number;
+  /** Reads that failed. */
+  errors: number;
+  /** Timed reads (only while latency is recorded: see metrics.enableLatency). */
+  latency: { count: number; sumSeconds: number; buckets: Array<{ le: number; count: number }> };
+}
+
+export interface MetricsSnapshot {
+  strategies: Record<ServedBy, StrategyMetrics>;
+  /** Failed reads by error code (ENOENT, ERR_FS_FILE_TOO_LARGE, ABORT_ERR...). */
+  errorsByCode: Record<string, number>;
+  /** Reads 'auto' served from memory on the calling thread, and those it passed on. */
+  fastPath: { hits: number; misses: number };
+  /** Whether latencies are being recorded. */
+  latencyEnabled: boolean;
+}
+
+interface Counters {
+  reads: number;
+  bytes: number;
+  errors: number;
+  timed: number;
+  sumSeconds: number;
+  // Non-cumulative counts per bucket; the last is for latencies above every bound.
+  buckets: Float64Array;
+}
+
+const counters = new Map<ServedBy, Counters>(servedByNames.map((name) => [name, {
+  reads: 0, bytes: 0, errors: 0, timed: 0, sumSeconds: 0, buckets: new Float64Array(latencyBuckets.length + 1),
+}]));
+const errorsByCode = new Map<string, number>();
+const fastPath = { hits: 0, misses: 0 };
+
+/** Every ended read is published here ({ path, strategy, bytes, seconds, error }) to subscribers. */
+export const readChannel = diagnosticsChannel.channel('smartread:read');
+
+let latencyEnabled = process.env.SMARTREAD_METRICS === '1';
+
+/** Whether a read should be timed: someone records latencies or listens on the channel. */
+export function timing(): boolean {
+  return latencyEnabled || readChannel.hasSubscribers;
+}
+
+export function countFastPath(hit: boolean): void {
+  if (hit) fastPath.hits++;
+  else fastPath.misses++;
+}
+
+/** Accounts for one ended read; `started` is a performance.now() reading, or -1 if not timed. */
+export function recordRead(servedBy: ServedBy, path: unknown, result: Buffer | string | Error, started: number): void {
+  const c = counters.get(servedBy)!;
+  c.reads++;
+  const failed = result instanceof Error;
+  let bytes = 0;
+  if (failed) {
+    c.errors++;
+    const code = String((result as NodeJS.ErrnoException).code ?? 'UNKNOWN');
+    errorsByCode.set(code, (errorsByCode.get(code) ?? 0) + 1);
+  } else {
+    bytes = typeof result === 'string' ? Buffer.byteLength(result) : result.length;
+    c.bytes += bytes;
+  }
+  if (started < 0) return;
+  const seconds = (performance.now() - started) / 1000;
+  if (latencyEnabled) {
+    c.timed++;
+    c.sumSeconds += seconds;
+    let i = 0;
+    while (i < latencyBuckets.length && seconds > latencyBuckets[i]) i++;
+    c.buckets[i]++;
+  }
+  if (readChannel.hasSubscribers) {
+    readChannel.publish({ path, strategy: servedBy, bytes, seconds, error: failed ? result : undefined });
+  }
+}
+
+function snapshot(): MetricsSnapshot {
+  const strategies = {} as Record<ServedBy, StrategyMetrics>;
+  for (const [name, c] of counters) {
+    let cumulative = 0;
+    const buckets = latencyBuckets.map((le, i) => ({ le, count: (cumulative += c.buckets[i]) }));
+    buckets.push({ le: Infinity, count: cumulative + c.buckets[latencyBuckets.length] });
+    strategies[name] = {
+      reads: c.reads, bytes: c.bytes, errors: c.errors,
+      latency: { count: c.timed, sumSeconds: c.sumSeconds, buckets },
+    };
+  }
+  return {
+    strategies,
+    errorsByCode: Object.fromEntries(errorsByCode),
+    fastPath: { ...fastPath },
+    latencyEnabled,
+  };
+}
+
+interface Sample {
+  metricName?: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+interface Family {
+  name: string;
+  help: string;
+  type: 'counter' | 'histogram';
+  values: Sample[];
+}
+
+// The metrics as Prometheus families: what metrics.prometheus() prints and prom-client serves.
+function families(): Family[] {
+  const s = snapshot();
+  const perStrategy = (pick: (m: StrategyMetrics) => number) =>
+    servedByNames.map((strategy) => ({ labels: { strategy }, value: pick(s.strategies[strategy]) }));
+  const latency: Sample[] = [];
+  for (const strategy of servedByNames) {
+    const { count, sumSeconds, buckets } = s.strategies[strategy].latency;
+    for (const b of buckets) {
+      latency.push({
+        metricName: 'smartread_read_duration_seconds_bucket',
+        labels: { strategy, le: b.le === Infinity ? '+Inf' : String(b.le) },
+        value: b.count,
+      });
+    }
+    latency.push({ metricName: 'smartread_read_duration_seconds_sum', labels: { strategy }, value: sumSeconds });
+    latency.push({ metricName: 'smartread_read_duration_seconds_count', labels: { strategy }, value: count });
+  }
+  return [
+    { name: 'smartread_reads_total', help: 'Reads that ended, by what served them.', type: 'counter', values: perStrategy((m) => m.reads) },
+    { name: 'smartread_read_bytes_total', help: 'Bytes returned by reads, by what served them.', type: 'counter', values: perStrategy((m) => m.bytes) },
+    {
+      name: 'smartread_read_errors_total', help: 'Reads that failed, by error code.', type: 'counter',
+      values: Object.entries(s.errorsByCode).map(([code, value]) => ({ labels: { code }, value })),
+    },
+    {
+      name: 'smartread_fast_path_total', help: "Reads 'auto' tried on the cache-hit fast path, by outcome.", type: 'counter',
+      values: [{ labels: { outcome: 'hit' }, value: s.fastPath.hits }, { labels: { outcome: 'miss' }, value: s.fastPath.misses }],
+    },
+    {
+      name: 'smartread_read_duration_seconds', help: 'Latency of reads, by what served them (recorded while enabled).',
+      type: 'histogram', values: latency,
+    },
+  ];
+}
+
+// Prometheus label values escape backslash, double quote and newline.
+function labelValue(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+function prometheusText(): string {
+  const lines: string[] = [];
+  for (const family of families()) {
+    lines.push(`# HELP ${family.name} ${family.help}`, `# TYPE ${family.name} ${family.type}`);
+    for (const sample of family.values) {
+      const labels = Object.entries(sample.labels).map(([k, v]) => `${k}="${labelValue(v)}"`).join(',');
+      lines.push(`${sample.metricName ?? family.name}${labels ? `{${labels}}` : ''} ${sample.value}`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** What registerPromClient needs of a prom-client Registry. */
+export interface PromClientRegistry {
+  registerMetric(metric: unknown): void;
+}
+
+// The same families as collectors of a prom-client registry, read at each scrape.
+function registerPromClient(registry?: PromClientRegistry): void {
+  let target = registry;
+  if (target === undefined) {
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      target = (require('prom-client') as { register: PromClientRegistry }).register;
+    } catch (err) {
+      throw Object.assign(new Error(`smartread: prom-client is not installed (${(err as Error).message}); pass a registry or npm install prom-client`), { code: 'ERR_SMARTREAD_NO_PROM_CLIENT' });
+    }
+  }
+  for (const { name, help, type } of families()) {
+    target.registerMetric({
+      name,
+      help,
+      type,
+      aggregator: 'sum',
+      get: async () => ({ ...families().find((f) => f.name === name)!, aggregator: 'sum' }),
+      reset: () => undefined,
+    });
+  }
+  latencyEnabled = true;
+}
+
+export interface Metrics {
+  /** A snapshot of every counter. */
+  (): MetricsSnapshot;
+  /** The same in Prometheus's text exposition format. */
+  prometheus(): string;
+  /** Starts (or stops) timing every read into the latency histogram. */
+  enableLatency(on?: boolean): void;
+  /** Zeroes every counter (between test phases, or after a scrape that resets). */
+  reset(): void;
+  /** Registers the same metrics in a prom-client registry (its default one when none is
+   * given; prom-client must then be installed) and starts recording latencies. */
+  registerPromClient(registry?: PromClientRegistry): void;
+}
+
+export const metrics: Metrics = Object.assign(snapshot, {
+  prometheus: prometheusText,
+  registerPromClient,
+  enableLatency(on = true) {
+    latencyEnabled = on;
+  },
+  reset() {
+    for (const c of counters.values()) {
+      c.reads = c.bytes = c.errors = c.timed = c.sumSeconds = 0;
+      c.buckets.fill(0);
+    }
+    errorsByCode.clear();
+    fastPath.hits = fastPath.misses = 0;
+  },
+});
