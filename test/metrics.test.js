@@ -203,3 +203,24 @@ test("every read is published on the diagnostics channel 'smartread:read' while 
   assert.equal(seen[1].error.code, 'ENOENT');
   assert.equal(seen[2].strategy, native ? 'sync' : 'js');
 });
+
+test('metrics.enable(false) stops the counting; the channel still publishes', async () => {
+  const file = cachedFile('uncounted', 50);
+  const seen = [];
+  const onMessage = (message) => seen.push(message);
+  metrics.enable(false);
+  diagnosticsChannel.subscribe('smartread:read', onMessage);
+  try {
+    await smartRead(file);
+    smartReadSync(file);
+  } finally {
+    diagnosticsChannel.unsubscribe('smartread:read', onMessage);
+    metrics.enable();
+  }
+  const m = metrics();
+  assert.equal(Object.values(m.strategies).reduce((sum, s) => sum + s.reads, 0), 0);
+  assert.deepEqual(m.fastPath, { hits: 0, misses: 0 });
+  assert.equal(seen.length, 2);
+  await smartRead(file);
+  assert.equal(Object.values(metrics().strategies).reduce((sum, s) => sum + s.reads, 0), 1, 'counting again');
+});

@@ -28,7 +28,8 @@ export interface MetricsSnapshot {
   errorsByCode: Record<string, number>;
   /** Reads 'auto' served from memory on the calling thread, and those it passed on. */
   fastPath: { hits: number; misses: number };
-  /** Whether latencies are being recorded. */
+  /** Whether reads are being counted, and whether their latencies are recorded. */
+  enabled: boolean;
   latencyEnabled: boolean;
 }
 
@@ -52,6 +53,8 @@ const fastPath = { hits: 0, misses: 0 };
 export const readChannel = diagnosticsChannel.channel('smartread:read');
 
 let latencyEnabled = process.env.SMARTREAD_METRICS === '1';
+// Counting itself can be turned off (SMARTREAD_METRICS=0, metrics.enable(false)).
+let countingEnabled = process.env.SMARTREAD_METRICS !== '0';
 
 /** Whether a read should be timed: someone records latencies or listens on the channel. */
 export function timing(): boolean {
@@ -59,27 +62,30 @@ export function timing(): boolean {
 }
 
 export function countFastPath(hit: boolean): void {
+  if (!countingEnabled) return;
   if (hit) fastPath.hits++;
   else fastPath.misses++;
 }
 
 /** Accounts for one ended read; `started` is a performance.now() reading, or -1 if not timed. */
 export function recordRead(servedBy: ServedBy, path: unknown, result: Buffer | string | Error, started: number): void {
+  if (!countingEnabled && started < 0) return;
   const c = counters.get(servedBy)!;
-  c.reads++;
   const failed = result instanceof Error;
-  let bytes = 0;
-  if (failed) {
-    c.errors++;
-    const code = String((result as NodeJS.ErrnoException).code ?? 'UNKNOWN');
-    errorsByCode.set(code, (errorsByCode.get(code) ?? 0) + 1);
-  } else {
-    bytes = typeof result === 'string' ? Buffer.byteLength(result) : result.length;
-    c.bytes += bytes;
+  const bytes = failed ? 0 : typeof result === 'string' ? Buffer.byteLength(result) : result.length;
+  if (countingEnabled) {
+    c.reads++;
+    if (failed) {
+      c.errors++;
+      const code = String((result as NodeJS.ErrnoException).code ?? 'UNKNOWN');
+      errorsByCode.set(code, (errorsByCode.get(code) ?? 0) + 1);
+    } else {
+      c.bytes += bytes;
+    }
   }
   if (started < 0) return;
   const seconds = (performance.now() - started) / 1000;
-  if (latencyEnabled) {
+  if (latencyEnabled && countingEnabled) {
     c.timed++;
     c.sumSeconds += seconds;
     let i = 0;
@@ -106,7 +112,8 @@ function snapshot(): MetricsSnapshot {
     strategies,
     errorsByCode: Object.fromEntries(errorsByCode),
     fastPath: { ...fastPath },
-    latencyEnabled,
+    enabled: countingEnabled,
+    latencyEnabled: latencyEnabled && countingEnabled,
   };
 }
 
@@ -212,6 +219,8 @@ export interface Metrics {
   prometheus(): string;
   /** Starts (or stops) timing every read into the latency histogram. */
   enableLatency(on?: boolean): void;
+  /** Turns counting on (the default) or off (also SMARTREAD_METRICS=0); the channel still publishes. */
+  enable(on?: boolean): void;
   /** Zeroes every counter (between test phases, or after a scrape that resets). */
   reset(): void;
   /** Registers the same metrics in a prom-client registry (its default one when none is
@@ -224,6 +233,9 @@ export const metrics: Metrics = Object.assign(snapshot, {
   registerPromClient,
   enableLatency(on = true) {
     latencyEnabled = on;
+  },
+  enable(on = true) {
+    countingEnabled = on;
   },
   reset() {
     for (const c of counters.values()) {
