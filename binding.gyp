@@ -10,6 +10,7 @@
         "src/native/errors.cc",
         "src/native/file_io.cc",
         "src/native/page_cache.cc",
+        "src/native/prefetch.cc",
         "src/native/sync_read.cc",
         "src/native/threadpool_read.cc",
         "src/native/uring/read_file.cc",

@@ -5,6 +5,7 @@
 #include "cached_read.h"
 #include "instance.h"
 #include "page_cache.h"
+#include "prefetch.h"
 #include "sync_read.h"
 #include "threadpool_read.h"
 #include "uring/ring.h"
@@ -33,6 +34,7 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("cachedRead", &Addon::CachedReadMethod),
         InstanceMethod("cachedReadBatch", &Addon::CachedReadBatchMethod),
         InstanceMethod("evictFromPageCache", &Addon::EvictMethod),
+        InstanceMethod("prefetch", &Addon::PrefetchMethod),
         InstanceMethod("pageCacheResidency", &Addon::ResidencyMethod),
         InstanceValue("features", features, napi_enumerable),
     });
@@ -82,6 +84,7 @@ class Addon : public Napi::Addon<Addon> {
     return ThreadpoolRead(info, instance_);
   }
 
+  Napi::Value PrefetchMethod(const Napi::CallbackInfo& info) { return Prefetch(info); }
   Napi::Value EvictMethod(const Napi::CallbackInfo& info) { return EvictFromPageCache(info); }
   Napi::Value ResidencyMethod(const Napi::CallbackInfo& info) { return PageCacheResidency(info); }
 

@@ -113,3 +113,12 @@ export function stringToFlags(flag: unknown, caller: Function): number {
   if (bits === undefined) throw invalidArgValue('flags', flag, 'is invalid', caller);
   return bits;
 }
+
+/** A list of paths as an array; a string or a Buffer is one path, not a list of them. */
+export function pathList<T>(paths: Iterable<T>, caller: Function): T[] {
+  if (paths == null || typeof (paths as Iterable<unknown>)[Symbol.iterator] !== 'function' ||
+      typeof paths === 'string' || ArrayBuffer.isView(paths)) {
+    throw invalidArgType('paths', 'an iterable of paths', paths, caller);
+  }
+  return Array.from(paths);
+}

@@ -8,6 +8,8 @@ export { smartRead, readMany } from './read_async';
 export { AbortError } from './errors';
 export { evictFromPageCache, pageCacheResidency } from './page_cache';
 export { metrics, readChannel, latencyBuckets } from './metrics';
+export { prefetch } from './prefetch';
+export type { PrefetchResult } from './prefetch';
 export type { Metrics, MetricsSnapshot, PromClientRegistry, ServedBy, StrategyMetrics } from './metrics';
 export type { ReadManyOptions, SettledRead, SmartReadOptions } from './read_async';
 export type { Strategy } from './strategies';

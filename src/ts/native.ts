@@ -36,6 +36,8 @@ export interface NativeBinding {
    * `poolOffset` (-1: never) is read there, and its byte count is returned instead of a Buffer. */
   readFileSync(target: string | Buffer | number, flags: number, statUserFd: boolean, poolOffset: number): RawResult | number;
   evictFromPageCache(path: string | Buffer): RawFailure | undefined;
+  /** Readahead (posix_fadvise WILLNEED) of each path, on one pool thread; failures by index. */
+  prefetch(paths: Array<string | Buffer>): Promise<{ started: number; failures: Array<RawFailure & { index: number }> }>;
   pageCacheResidency(path: string | Buffer): { size: number; cached: number } | RawFailure;
   /** The cache-hit fast path: the file read without blocking (openat2 RESOLVE_CACHED, preadv2
    * RWF_NOWAIT), or null when that is not possible; pooled like readFileSync. Paths only. */

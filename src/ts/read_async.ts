@@ -1,7 +1,7 @@
 // smartRead and readMany: fs.promises.readFile's contract on the engine the strategy names.
 import { engineFor, strategyNames, type AsyncEngine, type Strategy } from './strategies';
-import { abortError, failureToError, invalidArgType, invalidArgValue, outOfRange, strategyUnavailable } from './errors';
-import { getOptions, getValidatedPath, isFd, stringToFlags, type PathOrFd, type ReadFileOptions } from './args';
+import { abortError, failureToError, invalidArgValue, outOfRange, strategyUnavailable } from './errors';
+import { getOptions, getValidatedPath, isFd, pathList, stringToFlags, type PathOrFd, type ReadFileOptions } from './args';
 import type { RawFailure, RawResult } from './native';
 import { kCachedRunMax, loadReport } from './engine';
 import { countFastPath, recordRead, timing, type ServedBy } from './metrics';
@@ -184,12 +184,7 @@ export function readMany(paths: Iterable<PathOrFd>, options?: ReadManyOptions | 
  * the first error (node:fs-style, naming its file) unless `settle` is set.
  */
 export async function readMany(paths: Iterable<PathOrFd>, options?: ReadManyOptions | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>> {
-  // A string or a Buffer is one path, not a list of them.
-  if (paths == null || typeof (paths as Iterable<unknown>)[Symbol.iterator] !== 'function' ||
-      typeof paths === 'string' || ArrayBuffer.isView(paths)) {
-    throw invalidArgType('paths', 'an iterable of paths', paths, readMany);
-  }
-  const list = Array.from(paths);
+  const list = pathList(paths, readMany);
   const common = commonOptions(options, readMany);
   const many = options !== null && typeof options === 'object' ? options : {};
   const concurrency = many.concurrency ?? 64;
