@@ -98,7 +98,10 @@ test('readMany counts every file once: hits from its batched fast path, the rest
   assert.equal(results.filter((r) => r.status === 'fulfilled').length, 101);
   const m = metrics();
   if (native) {
-    assert.deepEqual(m.fastPath, { hits: 100, misses: 2 });
+    assert.equal(m.fastPath.hits, 100);
+    // After a run with no hit, readMany skips the fast path for a stretch: the last path may
+    // go to the engine untried.
+    assert.ok(m.fastPath.misses >= 1 && m.fastPath.misses <= 2, `misses: ${m.fastPath.misses}`);
     assert.equal(m.strategies['fast-path'].reads, 100);
     assert.equal(m.strategies['fast-path'].bytes, bytes);
     assert.equal(m.strategies[engineServing].reads, 2);

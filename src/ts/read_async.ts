@@ -71,8 +71,8 @@ function flagsOrNull(flag: unknown): number | null {
   }
 }
 
-// How many cache hits in a row one readMany lane takes before the event loop gets a turn:
-// ~64 × 5 µs, a fraction of a millisecond.
+// How many cache hits readMany's lanes take in one turn of the event loop: ~64 × 4 µs, a
+// fraction of a millisecond.
 const kHitsBeforeYield = 64;
 
 // One 'abort' listener per signal, shared by all the reads waiting on it (hundreds, in a
@@ -198,65 +198,108 @@ export async function readMany(paths: Iterable<PathOrFd>, options?: ReadManyOpti
   const runFlags = engine.readNowMany ? flagsOrNull(common.flag) : null;
   let next = 0;
   let failed = false;
-  const lane = async () => {
-    // Cache hits are taken at once, without a promise each; after a run of them the lane lets
-    // the event loop turn, so that a list of cached files cannot hold it for long.
-    let hitsInARow = 0;
-    const run: Array<RawResult | undefined> = [];
-    while (!failed && next < list.length) {
-      const start = next;
-      let count = 1;
-      let tried = false;
-      if (runFlags !== null && typeof list[start] === 'string') {
-        // A run of paths tried by the fast path in one call. Runs are shared out among the
-        // lanes, so that a list of misses still keeps `concurrency` reads in flight.
-        const want = Math.min(kCachedRunMax, Math.ceil((list.length - start) / lanes));
-        count = engine.readNowMany!(list, start, start + want, runFlags, run);
-        tried = true;
+  // Paths the fast path missed, waiting for any lane to read them through the engine, so that
+  // a run of misses is spread over the lanes instead of queueing behind one.
+  const missed: number[] = [];
+  let nextMissed = 0;
+  // A run without a single hit (a cold list) makes the fast path sit out a stretch of the list
+  // that doubles with each such run; those paths go straight to the engine. A hit ends it.
+  let fastPathFrom = 0;
+  let coldStretch = 0;
+
+  const store = (i: number, value: Buffer | string) => {
+    results[i] = settle ? { status: 'fulfilled', value } : value;
+  };
+  // Records path i's error, or, without settle, ends the whole call with it.
+  const fail = (i: number, err: unknown) => {
+    if (!settle) {
+      failed = true;
+      throw err;
+    }
+    results[i] = { status: 'rejected', reason: err as Error };
+  };
+  const takeHit = (i: number, raw: RawResult, started: number) => {
+    try {
+      if (common.signal?.aborted) throw abortError(common.signal, readMany);
+      const req = request(list[i], common, readMany);
+      countFastPath(true);
+      let value: Buffer | string;
+      try {
+        value = shape(raw, req, list[i], readMany);
+      } catch (err) {
+        recordRead('fast-path', list[i], err as Error, started);
+        throw err;
       }
+      recordRead('fast-path', list[i], value, started);
+      store(i, value);
+    } catch (err) {
+      fail(i, err);
+    }
+  };
+  // Path i through perform(): after a miss of the fast path, without it, or trying it there.
+  const readThrough = async (i: number, fastPath: 'missed' | 'skip' | 'try') => {
+    try {
+      if (common.signal?.aborted) throw abortError(common.signal, readMany);
+      const req = request(list[i], common, readMany);
+      if (fastPath === 'missed') countFastPath(false);
+      store(i, await perform(req, list[i], readMany, fastPath === 'try'));
+    } catch (err) {
+      fail(i, err);
+    }
+  };
+
+  // Cache hits are taken at once, without a promise each; once the lanes have taken a few
+  // dozen in one turn of the event loop, they wait for the next turn, so that a list of cached
+  // files cannot hold the loop for long.
+  let hitsThisTurn = 0;
+  let nextTurn: Promise<void> | null = null;
+  const waitForNextTurn = () => nextTurn ??= new Promise<void>((resolve) => setImmediate(() => {
+    nextTurn = null;
+    hitsThisTurn = 0;
+    resolve();
+  }));
+
+  const lane = async () => {
+    const run: Array<RawResult | undefined> = [];
+    while (!failed) {
+      if (nextMissed < missed.length) {
+        await readThrough(missed[nextMissed++], 'missed');
+        continue;
+      }
+      if (next >= list.length) break;
+      const start = next;
+      if (runFlags === null || typeof list[start] !== 'string' || start < fastPathFrom) {
+        next++;
+        await readThrough(start, runFlags !== null && start < fastPathFrom ? 'skip' : 'try');
+        continue;
+      }
+      if (hitsThisTurn >= kHitsBeforeYield) {
+        await waitForNextTurn();
+        continue;
+      }
+      // A run of paths tried by the fast path in one call, sized so that the runs are shared
+      // out among the lanes. A hit from a run is timed from the start of its run.
+      const want = Math.min(kCachedRunMax, Math.ceil((list.length - start) / lanes));
+      const started = timing() ? performance.now() : -1;
+      const count = engine.readNowMany!(list, start, start + want, runFlags, run);
       next = start + count;
-      // A hit from a run is timed from the start of its run.
-      const runStarted = tried && timing() ? performance.now() : -1;
-      for (let k = 0; k < count && !failed; k++) {
-        const i = start + k;
-        const hit = tried ? run[k] : undefined;
+      let hits = 0;
+      for (let k = 0; k < count; k++) {
+        const raw = run[k];
         run[k] = undefined;
-        try {
-          if (common.signal?.aborted) throw abortError(common.signal, readMany);
-          const req = request(list[i], common, readMany);
-          let now: RawResult | null = null;
-          if (hit !== undefined) {
-            now = hit;
-          } else if (!tried && req.engine.readNow) {
-            now = req.engine.readNow(req.target, req.flags);
-          }
-          if (tried || req.engine.readNow) countFastPath(now !== null);
-          let value: Buffer | string;
-          if (now !== null) {
-            const started = tried ? runStarted : (timing() ? performance.now() : -1);
-            try {
-              value = shape(now, req, list[i], readMany);
-            } catch (err) {
-              recordRead('fast-path', list[i], err as Error, started);
-              throw err;
-            }
-            recordRead('fast-path', list[i], value, started);
-            if (++hitsInARow >= kHitsBeforeYield) {
-              hitsInARow = 0;
-              await new Promise(setImmediate);
-            }
-          } else {
-            hitsInARow = 0;
-            value = await perform(req, list[i], readMany, false);
-          }
-          results[i] = settle ? { status: 'fulfilled', value } : value;
-        } catch (err) {
-          if (!settle) {
-            failed = true;
-            throw err;
-          }
-          results[i] = { status: 'rejected', reason: err as Error };
+        if (raw === undefined) {
+          missed.push(start + k);
+        } else {
+          hits++;
+          takeHit(start + k, raw, started);
         }
+      }
+      hitsThisTurn += hits;
+      if (hits === 0) {
+        coldStretch = Math.min(Math.max(coldStretch * 2, 64), 1024);
+        fastPathFrom = next + coldStretch;
+      } else {
+        coldStretch = 0;
       }
     }
   };
