@@ -68,7 +68,9 @@ const usage = `usage: node bench/index.js [options]
   --time MS        time per driver per round, at least (default ${DEFAULT_TIME_MS}; cold trials
                    run ${COLD_OPERATIONS_PER_ROUND} operations per round instead)
   --rounds N       rounds per trial, drivers in ABBA order (default ${DEFAULT_ROUNDS})
-  --json FILE      also write every measurement to FILE
+  --out DIR        where the reports go (default bench/results/): DATE-HOST.json (every
+                   measurement), DATE-HOST.md (the tables) and DATE-HOST.svg (the chart)
+  --json FILE      also write the JSON report to FILE
   -h, --help       this text
 By default: warm-SIZE for each size (one file in the page cache) and warm-2000x4k (2,000 files
 of 4 KiB in the page cache, read all in one operation), on every target.`;
@@ -78,7 +80,11 @@ const { smartread } = require('./smartread');
 const { defaultSizes, parseSize, sizeLabel, trialsFor } = require('./trials');
 const { defaultTargetDirs, describeTarget } = require('./targets');
 const { LoopStallRecorder, poolLoopStalls, RESOLUTION_MS: LOOP_RESOLUTION_MS } = require('./loop_stall');
+const { ResourceRecorder, poolResources } = require('./resources');
 const report = require('./report');
+const { svgChart } = require('./chart');
+
+const DEFAULT_RESULTS_DIR = path.join(__dirname, 'results');
 
 class UsageError extends Error {}
 
@@ -95,6 +101,7 @@ function parseOptions(argv) {
         time: { type: 'string' },
         rounds: { type: 'string' },
         json: { type: 'string' },
+        out: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -132,6 +139,7 @@ function parseOptions(argv) {
     time: positive('time', values.time, DEFAULT_TIME_MS, false),
     rounds: positive('rounds', values.rounds, DEFAULT_ROUNDS, true),
     json: values.json ?? null,
+    out: values.out ?? DEFAULT_RESULTS_DIR,
   };
 }
 
@@ -210,13 +218,16 @@ async function verifyDrivers(trial, ctx, active, baseline) {
 }
 
 /**
- * One run of one driver: a tinybench task. Returns its latency samples in ms, and for an async
- * driver what the event loop went through meanwhile.
+ * One run of one driver: a tinybench task. Returns its latency samples in ms, its peak RSS and
+ * page faults over the timed operations, and for an async driver what the event loop went
+ * through meanwhile.
  */
 async function timeDriver(trial, ctx, driver, options) {
   // tinybench is ESM only; import() loads it on every node 20, require() only from 20.19.
   const { Bench } = await import('tinybench');
   const stalls = driver.async ? new LoopStallRecorder() : null;
+  const resources = new ResourceRecorder();
+  let operations = 0;
   // A cold trial evicts its files on the JS thread before each operation: the loop is watched
   // only while one runs. Otherwise it is watched for the whole timed run.
   const perOperation = Boolean(trial.beforeEach);
@@ -232,10 +243,15 @@ async function timeDriver(trial, ctx, driver, options) {
     ...timing,
     setup: (task, mode) => {
       globalThis.gc();
-      if (stalls && mode === 'run' && !perOperation) stalls.start();
+      if (mode !== 'run') return;
+      operations = 0;
+      resources.start();
+      if (stalls && !perOperation) stalls.start();
     },
     teardown: async (task, mode) => {
-      if (stalls && mode === 'run' && !perOperation) await stalls.stop();
+      if (mode !== 'run') return;
+      resources.stop(operations);
+      if (stalls && !perOperation) await stalls.stop();
     },
     throws: true,
   });
@@ -251,10 +267,20 @@ async function timeDriver(trial, ctx, driver, options) {
     },
   } : {};
   bench.add(driver.name, driver.async
-    ? async () => consume(await trial.run(driver, ctx))
-    : () => consume(trial.run(driver, ctx)), hooks);
+    ? async () => {
+      operations++;
+      consume(await trial.run(driver, ctx));
+    }
+    : () => {
+      operations++;
+      consume(trial.run(driver, ctx));
+    }, hooks);
   await bench.run();
-  return { samples: bench.tasks[0].result.latency.samples, loopStall: stalls ? stalls.result() : null };
+  return {
+    samples: bench.tasks[0].result.latency.samples,
+    resources: resources.result(),
+    loopStall: stalls ? stalls.result() : null,
+  };
 }
 
 async function runTrial(trial, ctx, candidates, options) {
@@ -277,8 +303,8 @@ async function runTrial(trial, ctx, candidates, options) {
     for (const [position, driver] of order.entries()) {
       if (errors.has(driver)) continue;
       try {
-        const { samples, loopStall } = await timeDriver(trial, ctx, driver, options);
-        runs.get(driver).push({ round, position, samples, loopStall });
+        const { samples, resources, loopStall } = await timeDriver(trial, ctx, driver, options);
+        runs.get(driver).push({ round, position, samples, resources, loopStall });
         progress(` ${driver.name} ${report.formatNumber(report.summarize(samples, trial).medianUs)}`);
       } catch (err) {
         errors.set(driver, `threw: ${err.message}`);
@@ -321,11 +347,13 @@ function summarizeTrial(trial, candidates, runs, errors) {
       return {
         ...identity,
         ...pooled,
+        percentilesUs: report.latencyPercentiles(runs.get(driver).flatMap((r) => r.samples)),
         ratio: ratio(pooled, base?.pooled),
         ratioToReference: ratio(pooled, reference?.pooled),
         ratioOfMedians: base ? base.pooled.medianUs / pooled.medianUs : null,
         loopStall: poolLoopStalls(runs.get(driver).map((r) => r.loopStall)),
-        rounds: runs.get(driver).map(({ round, position, samples, loopStall }) => {
+        resources: poolResources(runs.get(driver).map((r) => r.resources)),
+        rounds: runs.get(driver).map(({ round, position, samples, resources, loopStall }) => {
           const own = report.summarize(samples, trial);
           return {
             round,
@@ -334,6 +362,7 @@ function summarizeTrial(trial, candidates, runs, errors) {
             ratio: ratio(own, base?.rounds.get(round)),
             ratioToReference: ratio(own, reference?.rounds.get(round)),
             loopStall,
+            resources,
           };
         }),
       };
@@ -428,34 +457,38 @@ async function main() {
   console.log(`machine:  ${report.describeMachine(machine)}`);
   console.log(`run time: ${report.formatDuration(durationMs)}`);
 
+  const document = {
+    format: 'smartread-bench/3',
+    startedAt: startedAt.toISOString(),
+    durationMs,
+    command: ['node', 'bench/index.js', ...process.argv.slice(2)].join(' '),
+    options: {
+      mode: options.full ? 'full' : 'quick',
+      sizes: options.sizes.map(sizeLabel),
+      full: options.full,
+      filter: options.filter ? options.filter.source : null,
+      timeMs: options.time,
+      rounds: options.rounds,
+      minSamples: MIN_SAMPLES,
+      warmupMs: WARMUP_MS,
+      coldOperationsPerRound: COLD_OPERATIONS_PER_ROUND,
+      loopResolutionMs: LOOP_RESOLUTION_MS,
+    },
+    machine,
+    engine,
+    drivers: driverStatus.map((s) => ({
+      name: s.driver.name,
+      shape: s.driver.shape,
+      async: Boolean(s.driver.async),
+      baseline: Boolean(s.driver.baseline),
+      reference: Boolean(s.driver.reference),
+      available: s.available,
+    })),
+    targets: targetResults,
+  };
+  const written = writeReports(document, options.out, startedAt);
+  console.log(`reports:  ${written.json}\n          ${written.markdown}\n          ${written.svg}`);
   if (options.json) {
-    const document = {
-      format: 'smartread-bench/2',
-      startedAt: startedAt.toISOString(),
-      durationMs,
-      options: {
-        sizes: options.sizes.map(sizeLabel),
-        full: options.full,
-        filter: options.filter ? options.filter.source : null,
-        timeMs: options.time,
-        rounds: options.rounds,
-        minSamples: MIN_SAMPLES,
-        warmupMs: WARMUP_MS,
-        coldOperationsPerRound: COLD_OPERATIONS_PER_ROUND,
-        loopResolutionMs: LOOP_RESOLUTION_MS,
-      },
-      machine,
-      engine,
-      drivers: driverStatus.map((s) => ({
-        name: s.driver.name,
-        shape: s.driver.shape,
-        async: Boolean(s.driver.async),
-        baseline: Boolean(s.driver.baseline),
-        reference: Boolean(s.driver.reference),
-        available: s.available,
-      })),
-      targets: targetResults,
-    };
     fs.writeFileSync(options.json, `${JSON.stringify(document, null, 2)}\n`);
     console.log(`json:     ${path.resolve(options.json)}`);
   }
@@ -465,6 +498,21 @@ async function main() {
     console.error(`\n${failures.length} driver run(s) failed; see ERROR rows above`);
     process.exitCode = 1;
   }
+}
+
+/**
+ * Writes DATE-HOST.json, .md and .svg into `dir` (created if missing); DATE is the start time in
+ * ISO 8601 with '-' for ':', which file names on every system accept. Returns their paths.
+ */
+function writeReports(document, dir, startedAt) {
+  fs.mkdirSync(dir, { recursive: true });
+  const stamp = startedAt.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
+  const base = path.resolve(dir, `${stamp}-${os.hostname()}`);
+  const files = { json: `${base}.json`, markdown: `${base}.md`, svg: `${base}.svg` };
+  fs.writeFileSync(files.json, `${JSON.stringify(document, null, 2)}\n`);
+  fs.writeFileSync(files.svg, svgChart(document));
+  fs.writeFileSync(files.markdown, report.markdownReport(document, path.basename(files.svg)));
+  return files;
 }
 
 function restartWithGc() {

@@ -1,0 +1,129 @@
+// The chart of a run: for each target a panel, in it one group of bars per trial and one bar per
+// driver, the bar's height its ratio of ops/s to the baseline (fs.readFileSync, or its loop)
+// measured in the same run. The ratio axis is logarithmic, so that 2× faster and 2× slower are
+// bars of the same length on either side of the 1× line. Plain SVG, no script: every browser
+// shows it, and each bar's <title> gives its figures on hover.
+'use strict';
+
+const PALETTE = [
+  '#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7',
+  '#9c755f', '#bab0ac', '#1f77b4', '#8c564b', '#17becf', '#bcbd22', '#7f7f7f', '#d62728',
+];
+
+const BAR_WIDTH = 9;
+const GROUP_GAP = 14;
+const PLOT_HEIGHT = 260;
+const LEFT = 64;
+const RIGHT = 24;
+const PANEL_TITLE = 28;
+const LABEL_SPACE = 110;
+const LEGEND_ROW = 18;
+const LEGEND_ITEM = 230;
+const FONT = 'font-family="system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif"';
+
+const escapeXml = (text) => String(text).replace(/[&<>"']/g, (c) => ({
+  '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;',
+})[c]);
+
+const formatRatio = (r) => (r >= 10 ? r.toFixed(0) : r >= 1 ? r.toFixed(2).replace(/\.?0+$/, '') : r.toPrecision(2));
+
+/** The bars of one target: [{ trial, bars: [{ driver, ratio, ... }] }], trials with none left out. */
+function targetGroups(target) {
+  return target.trials
+    .filter((t) => !t.skipped)
+    .map((t) => ({
+      trial: t.name,
+      bars: t.drivers.filter((d) => !d.baseline && typeof d.ratio === 'number' && d.ratio > 0),
+    }))
+    .filter((g) => g.bars.length > 0);
+}
+
+/** [lo, hi]: powers of two around every ratio of the run and around 1. */
+function ratioRange(groups) {
+  const ratios = groups.flatMap((g) => g.bars.map((b) => b.ratio));
+  const lo = Math.min(0.5, ...ratios);
+  const hi = Math.max(2, ...ratios);
+  return [2 ** Math.floor(Math.log2(lo)), 2 ** Math.ceil(Math.log2(hi))];
+}
+
+function panel(target, groups, colors, top, width) {
+  const [lo, hi] = ratioRange(groups);
+  const plotTop = top + PANEL_TITLE;
+  const y = (ratio) => plotTop + PLOT_HEIGHT * (Math.log2(hi) - Math.log2(ratio)) / (Math.log2(hi) - Math.log2(lo));
+  const out = [];
+  const title = `${target.label ? `${target.label}${target.emulated ? ' (emulated)' : ''} — ` : ''}${target.dir}: ${target.fsType}`
+    + `${target.device?.name ? ` on ${target.device.kind} ${target.device.name}` : ''}`;
+  out.push(`<text class="panel-title" x="${LEFT}" y="${top + 18}" font-size="14" font-weight="600" ${FONT}>${escapeXml(title)}</text>`);
+  for (let e = Math.log2(lo); e <= Math.log2(hi); e++) {
+    const ratio = 2 ** e;
+    const gy = y(ratio).toFixed(1);
+    out.push(`<line x1="${LEFT}" x2="${width - RIGHT}" y1="${gy}" y2="${gy}" stroke="${e === 0 ? '#333' : '#ddd'}" stroke-width="${e === 0 ? 1.5 : 1}"/>`);
+    out.push(`<text x="${LEFT - 6}" y="${gy}" dy="4" text-anchor="end" font-size="11" ${FONT}>${formatRatio(ratio)}×</text>`);
+  }
+  out.push(`<text transform="translate(16 ${plotTop + PLOT_HEIGHT / 2}) rotate(-90)" text-anchor="middle" font-size="11" ${FONT}>ops/s ÷ fs.readFileSync's (log scale)</text>`);
+  let x = LEFT + GROUP_GAP;
+  for (const group of groups) {
+    const groupWidth = group.bars.length * BAR_WIDTH;
+    for (const bar of group.bars) {
+      const top1 = Math.min(y(1), y(bar.ratio));
+      const height = Math.max(Math.abs(y(bar.ratio) - y(1)), 1);
+      const tooltip = `${group.trial}, ${bar.name}: ${bar.ratio.toFixed(2)}× fs.readFileSync`
+        + `${typeof bar.ratioToReference === 'number' ? `, ${bar.ratioToReference.toFixed(2)}× fs.promises.readFile` : ''}`
+        + `, median ${bar.medianUs.toFixed(1)} µs`;
+      out.push(`<rect class="bar" data-target="${escapeXml(target.dir)}" data-trial="${escapeXml(group.trial)}" data-driver="${escapeXml(bar.name)}" data-ratio="${bar.ratio.toFixed(4)}" `
+        + `x="${x}" y="${top1.toFixed(1)}" width="${BAR_WIDTH - 1}" height="${height.toFixed(1)}" fill="${colors.get(bar.name)}"><title>${escapeXml(tooltip)}</title></rect>`);
+      x += BAR_WIDTH;
+    }
+    const labelX = x - groupWidth / 2;
+    const labelY = plotTop + PLOT_HEIGHT + 12;
+    out.push(`<text class="trial-label" transform="translate(${labelX.toFixed(1)} ${labelY}) rotate(-40)" text-anchor="end" font-size="11" ${FONT}>${escapeXml(group.trial)}</text>`);
+    x += GROUP_GAP;
+  }
+  return out;
+}
+
+/** The run's chart as an SVG document (a string). */
+function svgChart(document) {
+  const panels = document.targets.map((target) => ({ target, groups: targetGroups(target) }));
+  // One colour per driver, in the run's driver order, for the drivers that have a bar.
+  const charted = new Set(panels.flatMap((p) => p.groups.flatMap((g) => g.bars.map((b) => b.name))));
+  const driverNames = document.drivers.map((d) => d.name).filter((name) => charted.has(name));
+  const colors = new Map(driverNames.map((name, i) => [name, PALETTE[i % PALETTE.length]]));
+
+  const widest = Math.max(0, ...panels.map((p) => p.groups.reduce((w, g) => w + g.bars.length * BAR_WIDTH + GROUP_GAP, GROUP_GAP)));
+  const width = Math.max(720, LEFT + widest + RIGHT);
+  const perRow = Math.max(1, Math.floor((width - LEFT) / LEGEND_ITEM));
+  const legendHeight = Math.ceil(driverNames.length / perRow) * LEGEND_ROW + 8;
+  const headerHeight = 52;
+
+  const body = [];
+  body.push(`<text x="${LEFT}" y="22" font-size="16" font-weight="700" ${FONT}>${escapeXml(`smartread bench, ${document.startedAt}`)}</text>`);
+  body.push(`<text x="${LEFT}" y="40" font-size="11" fill="#555" ${FONT}>${escapeXml(`${document.machine.cpu}, ${document.machine.cores} cores, ${document.machine.kernel}, node ${document.machine.node}; bars: ops/s ÷ fs.readFileSync's (its loop for many files) in the same run`)}</text>`);
+  driverNames.forEach((name, i) => {
+    const lx = LEFT + (i % perRow) * LEGEND_ITEM;
+    const ly = headerHeight + Math.floor(i / perRow) * LEGEND_ROW;
+    body.push(`<g class="legend-item"><rect x="${lx}" y="${ly}" width="12" height="12" fill="${colors.get(name)}"/>`
+      + `<text x="${lx + 17}" y="${ly + 10}" font-size="12" ${FONT}>${escapeXml(name)}</text></g>`);
+  });
+  let top = headerHeight + legendHeight;
+  for (const { target, groups } of panels) {
+    if (groups.length === 0) {
+      body.push(`<text x="${LEFT}" y="${top + 18}" font-size="14" ${FONT}>${escapeXml(`${target.dir}: no ratios to chart`)}</text>`);
+      top += PANEL_TITLE + 10;
+      continue;
+    }
+    body.push(...panel(target, groups, colors, top, width));
+    top += PANEL_TITLE + PLOT_HEIGHT + LABEL_SPACE;
+  }
+  const height = top + 10;
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`,
+    `<rect width="${width}" height="${height}" fill="#fff"/>`,
+    ...body,
+    '</svg>',
+    '',
+  ].join('\n');
+}
+
+module.exports = { svgChart };
