@@ -6,8 +6,8 @@
 // Absolute figures swing from run to run on these VMs; the ratios measured side by side are
 // the result.
 //
-//   node bench/index.js [--dir DIR]... [--sizes 4k,64k,1m] [--full] [--filter REGEX] [--time MS]
-//                       [--rounds N] [--json FILE]
+//   node bench/index.js [--dir DIR]... [--quick | --full] [--sizes 4k,64k,1m] [--filter REGEX]
+//                       [--time MS] [--rounds N] [--files N] [--tree N] [--out DIR] [--json FILE]
 //
 // How one trial is measured, so that every driver runs under the same conditions:
 // - The trial creates its files, flushes them to disk and reads them once (warm cache), or,
@@ -29,16 +29,19 @@
 //   left (all files before a round's first operation, a sample before the others). They need
 //   a disk under the target and are skipped, with the reason, on tmpfs. Only the files' data
 //   pages are evicted: inodes and directory entries stay cached, as after a warm stat.
-// - Every result's bytes are consumed the same way, one byte from every 4 KiB page, so that a
-//   lazy driver (a mapping nobody touches) pays for its pages like the others.
+// - Every result's bytes are consumed the same way (consume.js): one byte from every 4 KiB page,
+//   so that a lazy driver (a mapping nobody touches) pays for its pages like the others, or in
+//   the '+consume' trials every byte, summed as 32-bit words.
+// - Around each timed run, process.resourceUsage() gives the page faults and, after a reset of
+//   the high-water mark, the peak RSS (resources.js).
 // - A full GC runs before every run so that no driver pays for another's garbage. That needs
 //   node's --expose-gc, and `npm run bench` cannot pass node flags, so without it this script
 //   runs itself again with it.
 // - While an async driver's timed operations run, monitorEventLoopDelay watches the event loop
-//   (loop_stall.js): the longest stall is the "loop max ms" column. A sync driver blocks the
+//   (loop_stall.js): the longest stall and the worst p99 are the "loop max/p99 ms" column. A sync driver blocks the
 //   loop for each whole read, which its latencies already say.
 // - The samples of all rounds are pooled: median and p99 are of the pooled latencies, ops/s is
-//   1 / mean latency, files/s and MB/s follow from it, and "vs base" is ops/s over the
+//   1 / mean latency, files/s and MB/s follow from it, and "vs sync" is ops/s over the
 //   baseline's ("vs promises" over the reference's). The same ratio to the baseline per round
 //   is shown under "rounds": its spread is the noise of the ratio.
 'use strict';
@@ -48,10 +51,12 @@ const os = require('node:os');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
 
-// Short runs, so that the default run (6 trials × 7–9 drivers × 2 targets × 4 rounds) takes
-// under 3 minutes on a 2-vCPU VM; --time and --rounds buy precision.
-const DEFAULT_TIME_MS = 200;
-const DEFAULT_ROUNDS = 4;
+// Short runs in --quick (the default), so that its 10 trials × 6–7 drivers × 2 targets × 4
+// rounds take under 3 minutes on a 2-vCPU VM; --full, --time and --rounds buy precision.
+const MODES = {
+  quick: { timeMs: 100, rounds: 4 },
+  full: { timeMs: 250, rounds: 6 },
+};
 const MIN_SAMPLES = 8;
 const WARMUP_MS = 50;
 const WARMUP_ITERATIONS = 1;
@@ -59,32 +64,43 @@ const WARMUP_ITERATIONS = 1;
 // but in every round.
 const COLD_OPERATIONS_PER_ROUND = 3;
 
-const usage = `usage: node bench/index.js [options]
-  --dir DIR        a directory to put the trial files in; repeatable
-                   (default: ${os.tmpdir()}, and /dev/shm when it exists)
-  --sizes LIST     single-file sizes to run, e.g. 4k,64k,1m,16m,128m (the default)
-  --full           also run the cold trials (cold-128m, cold-2000x4k), on disk targets only
-  --filter REGEX   only trials whose name matches, e.g. 'warm-(4k|1m)$' or '2000x4k'
-  --time MS        time per driver per round, at least (default ${DEFAULT_TIME_MS}; cold trials
-                   run ${COLD_OPERATIONS_PER_ROUND} operations per round instead)
-  --rounds N       rounds per trial, drivers in ABBA order (default ${DEFAULT_ROUNDS})
-  --out DIR        where the reports go (default bench/results/): DATE-HOST.json (every
-                   measurement), DATE-HOST.md (the tables) and DATE-HOST.svg (the chart)
-  --json FILE      also write the JSON report to FILE
-  -h, --help       this text
-By default: warm-SIZE for each size (one file in the page cache) and warm-2000x4k (2,000 files
-of 4 KiB in the page cache, read all in one operation), on every target.`;
-
 const { drivers } = require('./drivers');
 const { smartread } = require('./smartread');
-const { defaultSizes, parseSize, sizeLabel, trialsFor } = require('./trials');
+const { defaultSizes, parseSize, sizeLabel, trialsFor, DEFAULT_MANY_FILES, DEFAULT_TREE_FILES } = require('./trials');
 const { defaultTargetDirs, describeTarget } = require('./targets');
 const { LoopStallRecorder, poolLoopStalls, RESOLUTION_MS: LOOP_RESOLUTION_MS } = require('./loop_stall');
 const { ResourceRecorder, poolResources } = require('./resources');
 const report = require('./report');
+const { touchEveryPage, sumEveryWord } = require('./consume');
 const { svgChart } = require('./chart');
 
 const DEFAULT_RESULTS_DIR = path.join(__dirname, 'results');
+
+const usage = `usage: node bench/index.js [options]
+  --dir DIR        a directory to put the trial files in; repeatable
+                   (default: ${os.tmpdir()}, and /dev/shm when it exists)
+  --quick          the default: the trials below, ${MODES.quick.rounds} rounds of ≥${MODES.quick.timeMs} ms
+  --full           also every size, the many files and the tree read and consumed whole, 64 in
+                   flight up to 1m, the cold trials (the largest size, the many files, the
+                   tree; on disk targets only), and the drivers fs.readFile (callback),
+                   smartRead auto ×64 and readMany auto ×256; ${MODES.full.rounds} rounds of ≥${MODES.full.timeMs} ms
+  --sizes LIST     single-file sizes to run, e.g. 4k,64k,1m,16m,128m (the default)
+  --files N        files of 4 KiB in the many-files trials (default ${DEFAULT_MANY_FILES})
+  --tree N         files in the tree trials (default ${DEFAULT_TREE_FILES}); the tree is made once
+                   per target, in DIR/smartread-bench-tree-v1-N, and reused by later runs
+  --filter REGEX   only trials whose name matches, e.g. 'warm-(4k|1m)$' or 'tree'
+  --time MS        time per driver per round, at least (cold trials run
+                   ${COLD_OPERATIONS_PER_ROUND} operations per round instead)
+  --rounds N       rounds per trial, drivers in ABBA order
+  --out DIR        where the reports go (default bench/results/): DATE-HOST.json (every
+                   measurement), DATE-HOST.md (the tables) and DATE-HOST.svg (the chart)
+  --json FILE      also write the JSON report to FILE
+  -h, --help       this text
+By default, on every target, all in the page cache: warm-SIZE for each size (one file),
+warm-1m+consume (every byte of the result read too), warm-SIZE-64inflight for 4k and 64k (one
+file read 64 times at once; one at a time by the sync drivers), warm-2000x4k (2,000 files of
+4 KiB, read all in one operation) and warm-treeN (a node_modules-like tree: many files of
+0.1–8 KiB, some of 16–200 KiB, a few of 1–4 MiB, read all in one operation).`;
 
 class UsageError extends Error {}
 
@@ -96,7 +112,10 @@ function parseOptions(argv) {
       options: {
         dir: { type: 'string', multiple: true },
         sizes: { type: 'string' },
+        quick: { type: 'boolean' },
         full: { type: 'boolean' },
+        files: { type: 'string' },
+        tree: { type: 'string' },
         filter: { type: 'string' },
         time: { type: 'string' },
         rounds: { type: 'string' },
@@ -130,14 +149,19 @@ function parseOptions(argv) {
       throw new UsageError(`--filter: ${err.message}`);
     }
   }
+  if (values.quick && values.full) throw new UsageError('--quick and --full exclude each other');
+  const mode = values.full ? 'full' : 'quick';
   return {
     help: Boolean(values.help),
     dirs: values.dir ?? defaultTargetDirs(),
     sizes,
-    full: Boolean(values.full),
+    mode,
+    full: mode === 'full',
     filter,
-    time: positive('time', values.time, DEFAULT_TIME_MS, false),
-    rounds: positive('rounds', values.rounds, DEFAULT_ROUNDS, true),
+    time: positive('time', values.time, MODES[mode].timeMs, false),
+    rounds: positive('rounds', values.rounds, MODES[mode].rounds, true),
+    manyFiles: positive('files', values.files, DEFAULT_MANY_FILES, true),
+    treeFiles: positive('tree', values.tree, DEFAULT_TREE_FILES, true),
     json: values.json ?? null,
     out: values.out ?? DEFAULT_RESULTS_DIR,
   };
@@ -158,16 +182,6 @@ function removeScratchDirsOnExit() {
 }
 
 const progress = (text) => process.stderr.write(text);
-
-// The sink keeps the consumed bytes observable, so that no read can be optimised away.
-let sink = 0;
-function consume(result) {
-  if (Array.isArray(result)) {
-    for (const buffer of result) consume(buffer);
-    return;
-  }
-  for (let i = 0; i < result.length; i += 4096) sink ^= result[i];
-}
 
 /** Why `actual` is not the baseline's `expected` Buffer, or null when it is byte-equal. */
 function bufferMismatch(expected, actual) {
@@ -266,6 +280,7 @@ async function timeDriver(trial, ctx, driver, options) {
       if (stalls && mode === 'run') await stalls.stop();
     },
   } : {};
+  const consume = trial.consumeAll ? sumEveryWord : touchEveryPage;
   bench.add(driver.name, driver.async
     ? async () => {
       operations++;
@@ -370,9 +385,12 @@ function summarizeTrial(trial, candidates, runs, errors) {
   };
 }
 
-/** Whether a trial runs a driver: one of its shape, and for a cold trial one marked cold. */
+/**
+ * Whether a trial runs a driver: one of its shape, for a cold trial one marked cold, and not one
+ * with more reads in flight than the trial has files (it would repeat a driver with fewer).
+ */
 function runsIn(driver, trial) {
-  return driver.shape === trial.shape && (!trial.cold || Boolean(driver.cold));
+  return driver.shape === trial.shape && (!trial.cold || Boolean(driver.cold)) && !(driver.inFlight > trial.files);
 }
 
 async function runTarget(target, trials, driverStatus, options) {
@@ -390,7 +408,7 @@ async function runTarget(target, trials, driverStatus, options) {
         continue;
       }
       const candidates = driverStatus.filter((s) => runsIn(s.driver, trial));
-      const ctx = trial.setup(scratch);
+      const ctx = trial.setup(scratch, target);
       progress(' files ready,');
       try {
         results.push(await runTrial(trial, ctx, candidates, options));
@@ -416,9 +434,14 @@ async function main() {
     return;
   }
   removeScratchDirsOnExit();
-  const trials = trialsFor(options.sizes, { cold: options.full }).filter((t) => !options.filter || options.filter.test(t.name));
+  const trials = trialsFor(options.sizes, {
+    full: options.full,
+    cold: options.full,
+    manyFiles: options.manyFiles,
+    treeFiles: options.treeFiles,
+  }).filter((t) => !options.filter || options.filter.test(t.name));
   if (trials.length === 0) throw new UsageError(`no trial matches --sizes and --filter${options.full ? '' : ' (cold trials need --full)'}`);
-  const driverStatus = drivers.map((d) => ({ driver: d, available: d.available() }));
+  const driverStatus = drivers.filter((d) => options.full || !d.fullOnly).map((d) => ({ driver: d, available: d.available() }));
   const skipped = driverStatus.filter((s) => s.available !== true && trials.some((t) => runsIn(s.driver, t)));
   for (const shape of new Set(trials.map((t) => t.shape))) {
     const baseline = driverStatus.find((s) => s.driver.shape === shape && s.driver.baseline);
@@ -463,8 +486,10 @@ async function main() {
     durationMs,
     command: ['node', 'bench/index.js', ...process.argv.slice(2)].join(' '),
     options: {
-      mode: options.full ? 'full' : 'quick',
+      mode: options.mode,
       sizes: options.sizes.map(sizeLabel),
+      manyFiles: options.manyFiles,
+      treeFiles: options.treeFiles,
       full: options.full,
       filter: options.filter ? options.filter.source : null,
       timeMs: options.time,
