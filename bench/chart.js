@@ -25,7 +25,7 @@ const escapeXml = (text) => String(text).replace(/[&<>"']/g, (c) => ({
   '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;',
 })[c]);
 
-const formatRatio = (r) => (r >= 10 ? r.toFixed(0) : r >= 1 ? r.toFixed(2).replace(/\.?0+$/, '') : r.toPrecision(2));
+const formatRatio = (r) => (r >= 1 ? String(Number(r.toFixed(2))) : String(Number(r.toPrecision(3))));
 
 /** The bars of one target: [{ trial, bars: [{ driver, ratio, ... }] }], trials with none left out. */
 function targetGroups(target) {
@@ -94,11 +94,12 @@ function svgChart(document) {
   const width = Math.max(720, LEFT + widest + RIGHT);
   const perRow = Math.max(1, Math.floor((width - LEFT) / LEGEND_ITEM));
   const legendHeight = Math.ceil(driverNames.length / perRow) * LEGEND_ROW + 8;
-  const headerHeight = 52;
+  const headerHeight = 66;
 
   const body = [];
   body.push(`<text x="${LEFT}" y="22" font-size="16" font-weight="700" ${FONT}>${escapeXml(`smartread bench, ${document.startedAt}`)}</text>`);
-  body.push(`<text x="${LEFT}" y="40" font-size="11" fill="#555" ${FONT}>${escapeXml(`${document.machine.cpu}, ${document.machine.cores} cores, ${document.machine.kernel}, node ${document.machine.node}; bars: ops/s ÷ fs.readFileSync's (its loop for many files) in the same run`)}</text>`);
+  body.push(`<text x="${LEFT}" y="38" font-size="11" fill="#555" ${FONT}>${escapeXml(`${document.machine.cpu}, ${document.machine.cores} cores, ${document.machine.kernel}, node ${document.machine.node}`)}</text>`);
+  body.push(`<text x="${LEFT}" y="52" font-size="11" fill="#555" ${FONT}>${escapeXml('bars: ops/s ÷ fs.readFileSync\'s (its loop for many files) in the same run; above the line is faster')}</text>`);
   driverNames.forEach((name, i) => {
     const lx = LEFT + (i % perRow) * LEGEND_ITEM;
     const ly = headerHeight + Math.floor(i / perRow) * LEGEND_ROW;

@@ -67,7 +67,7 @@ const COLD_OPERATIONS_PER_ROUND = 3;
 const { drivers } = require('./drivers');
 const { smartread } = require('./smartread');
 const { defaultSizes, parseSize, sizeLabel, trialsFor, DEFAULT_MANY_FILES, DEFAULT_TREE_FILES } = require('./trials');
-const { defaultTargetDirs, describeTarget } = require('./targets');
+const { defaultTargetDirs, describeTarget, deviceTargets } = require('./targets');
 const { LoopStallRecorder, poolLoopStalls, RESOLUTION_MS: LOOP_RESOLUTION_MS } = require('./loop_stall');
 const { ResourceRecorder, poolResources } = require('./resources');
 const report = require('./report');
@@ -95,6 +95,9 @@ const usage = `usage: node bench/index.js [options]
   --out DIR        where the reports go (default bench/results/): DATE-HOST.json (every
                    measurement), DATE-HOST.md (the tables) and DATE-HOST.svg (the chart)
   --json FILE      also write the JSON report to FILE
+  --devices        root only: also run on a zram ext4, a loop-device ext4 and two throttled
+                   devices emulating a SATA SSD and an HDD, set up for the run and removed
+                   after it (scripts/devices/with-devices.sh); adds the cold trials
   -h, --help       this text
 By default, on every target, all in the page cache: warm-SIZE for each size (one file),
 warm-1m+consume (every byte of the result read too), warm-SIZE-64inflight for 4k and 64k (one
@@ -121,6 +124,7 @@ function parseOptions(argv) {
         rounds: { type: 'string' },
         json: { type: 'string' },
         out: { type: 'string' },
+        devices: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -164,6 +168,7 @@ function parseOptions(argv) {
     treeFiles: positive('tree', values.tree, DEFAULT_TREE_FILES, true),
     json: values.json ?? null,
     out: values.out ?? DEFAULT_RESULTS_DIR,
+    devices: Boolean(values.devices),
   };
 }
 
@@ -424,23 +429,18 @@ async function runTarget(target, trials, driverStatus, options) {
   return results;
 }
 
-async function main() {
+async function main(options) {
   const startedAt = new Date();
   const started = performance.now();
   const machine = report.machineInfo();
-  const options = parseOptions(process.argv.slice(2));
-  if (options.help) {
-    console.log(usage);
-    return;
-  }
   removeScratchDirsOnExit();
   const trials = trialsFor(options.sizes, {
     full: options.full,
-    cold: options.full,
+    cold: options.full || options.devices,
     manyFiles: options.manyFiles,
     treeFiles: options.treeFiles,
   }).filter((t) => !options.filter || options.filter.test(t.name));
-  if (trials.length === 0) throw new UsageError(`no trial matches --sizes and --filter${options.full ? '' : ' (cold trials need --full)'}`);
+  if (trials.length === 0) throw new UsageError(`no trial matches --sizes and --filter${options.full || options.devices ? '' : ' (cold trials need --full or --devices)'}`);
   const driverStatus = drivers.filter((d) => options.full || !d.fullOnly).map((d) => ({ driver: d, available: d.available() }));
   const skipped = driverStatus.filter((s) => s.available !== true && trials.some((t) => runsIn(s.driver, t)));
   for (const shape of new Set(trials.map((t) => t.shape))) {
@@ -454,6 +454,7 @@ async function main() {
       throw new UsageError(`--dir ${dir}: ${err.message}`);
     }
   });
+  if (options.devices) targets.push(...deviceTargets(process.env[DEVICES_ENV]).map((d) => ({ ...describeTarget(d.dir), ...d })));
 
   const activeCount = driverStatus.filter((s) => s.available === true && trials.some((t) => runsIn(s.driver, t))).length;
   progress(`smartread bench: ${trials.length} trials × ${activeCount} drivers × ${targets.length} targets; `
@@ -487,6 +488,7 @@ async function main() {
     command: ['node', 'bench/index.js', ...process.argv.slice(2)].join(' '),
     options: {
       mode: options.mode,
+      devices: options.devices,
       sizes: options.sizes.map(sizeLabel),
       manyFiles: options.manyFiles,
       treeFiles: options.treeFiles,
@@ -540,25 +542,49 @@ function writeReports(document, dir, startedAt) {
   return files;
 }
 
-function restartWithGc() {
-  const child = spawn(process.execPath, [...process.execArgv, '--expose-gc', __filename, ...process.argv.slice(2)], {
-    stdio: 'inherit',
-  });
+const DEVICES_ENV = 'SMARTREAD_BENCH_DEVICES';
+const DEVICES_SCRIPT = path.join(__dirname, '..', 'scripts', 'devices', 'with-devices.sh');
+
+/**
+ * Runs this script again in a child: with node's --expose-gc, and with --devices inside
+ * with-devices.sh, which sets the devices up, passes their list in SMARTREAD_BENCH_DEVICES and
+ * tears them down when the child ends.
+ */
+function restart({ withDevices }) {
+  const nodeArgs = [...process.execArgv, '--expose-gc', __filename, ...process.argv.slice(2)];
+  const child = withDevices
+    ? spawn('bash', [DEVICES_SCRIPT, process.execPath, ...nodeArgs], { stdio: 'inherit' })
+    : spawn(process.execPath, nodeArgs, { stdio: 'inherit' });
   // A signal is passed on, and this process waits for the child to clean up and exit.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? 128 + os.constants.signals[signal]));
 }
 
-if (typeof globalThis.gc !== 'function' && !process.execArgv.includes('--expose-gc')) {
-  restartWithGc();
-} else {
-  main().catch((err) => {
-    if (err instanceof UsageError) {
-      console.error(`bench: ${err.message}\n${usage}`);
-      process.exitCode = 2;
-    } else {
-      console.error(err);
-      process.exitCode = 1;
+async function start() {
+  const options = parseOptions(process.argv.slice(2));
+  if (options.help) {
+    console.log(usage);
+    return;
+  }
+  const gcExposed = typeof globalThis.gc === 'function';
+  if (options.devices && !process.env[DEVICES_ENV]) {
+    if (process.getuid() !== 0) {
+      throw new UsageError('--devices sets up block devices, mounts and a block-io cgroup: run it as root');
     }
-  });
+    restart({ withDevices: true });
+  } else if (!gcExposed) {
+    restart({ withDevices: false });
+  } else {
+    await main(options);
+  }
 }
+
+start().catch((err) => {
+  if (err instanceof UsageError) {
+    console.error(`bench: ${err.message}\n${usage}`);
+    process.exitCode = 2;
+  } else {
+    console.error(err);
+    process.exitCode = 1;
+  }
+});

@@ -103,4 +103,21 @@ function describeTarget(dir) {
   };
 }
 
-module.exports = { defaultTargetDirs, describeTarget };
+/**
+ * The targets that scripts/devices/with-devices.sh set up, from the list it wrote (`file`):
+ * [{ dir, label, emulated, readBps, readIops }], limits null when reads are not throttled.
+ */
+function deviceTargets(file) {
+  return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => {
+    const [dir, label, emulated, readBps, readIops] = line.split('\t');
+    return {
+      dir,
+      label,
+      emulated: emulated === '1',
+      readBps: Number(readBps) || null,
+      readIops: Number(readIops) || null,
+    };
+  });
+}
+
+module.exports = { defaultTargetDirs, describeTarget, deviceTargets };

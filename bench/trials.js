@@ -200,11 +200,23 @@ const runsOnAnyTarget = () => null;
 // Cold reads need a disk under the target: tmpfs and ramfs keep files in the page cache and
 // nowhere else, so POSIX_FADV_DONTNEED has nothing to drop.
 const memoryFileSystems = new Set(['tmpfs', 'ramfs']);
-function coldUnavailable(target) {
-  const control = pageCacheControllable();
-  if (control !== true) return control;
-  if (memoryFileSystems.has(target.fsType)) return `${target.fsType} keeps files only in memory: there is no cold read`;
-  return null;
+// On a throttled target (an emulated HDD) a cold trial whose one operation would take longer
+// than this is skipped, saying how long: a whole trial is some 20 such operations per driver.
+const COLD_OPERATION_LIMIT_S = 3;
+
+/** Why a cold trial of `files` files and `bytes` bytes per operation cannot run on a target, or null. */
+function coldUnavailable(files, bytes) {
+  return (target) => {
+    const control = pageCacheControllable();
+    if (control !== true) return control;
+    if (memoryFileSystems.has(target.fsType)) return `${target.fsType} keeps files only in memory: there is no cold read`;
+    // At least one request per file, and the bytes at the allowed bandwidth.
+    const seconds = Math.max(target.readIops ? files / target.readIops : 0, target.readBps ? bytes / target.readBps : 0);
+    if (seconds > COLD_OPERATION_LIMIT_S) {
+      return `reads are throttled here (${target.readIops} IOPS, ${(target.readBps / 1e6).toFixed(0)} MB/s): one operation would take ≥${seconds.toFixed(0)} s; --files, --tree and --sizes make it smaller`;
+    }
+    return null;
+  };
 }
 
 /**
@@ -245,7 +257,7 @@ function singleFile(size, { cold = false, consumeAll = false } = {}) {
     files: 1,
     cold,
     consumeAll,
-    unavailable: cold ? coldUnavailable : runsOnAnyTarget,
+    unavailable: cold ? coldUnavailable(1, size) : runsOnAnyTarget,
     setup(scratch) {
       const file = path.join(scratch, `${name}.bin`);
       writeDeterministicFile(file, size);
@@ -294,7 +306,7 @@ function manyFiles(count, size, { cold = false, consumeAll = false } = {}) {
     files: count,
     cold,
     consumeAll,
-    unavailable: cold ? coldUnavailable : runsOnAnyTarget,
+    unavailable: cold ? coldUnavailable(count, count * size) : runsOnAnyTarget,
     setup(scratch) {
       const paths = writeManyFiles(path.join(scratch, name), count, size);
       if (!cold) warmUp(paths);
@@ -311,14 +323,15 @@ function manyFiles(count, size, { cold = false, consumeAll = false } = {}) {
 /** The tree of `count` files (treeSpec), all read in one operation; warm or cold as above. */
 function tree(count, { cold = false, consumeAll = false } = {}) {
   const spec = treeSpec(count);
+  const bytes = spec.reduce((total, f) => total + f.size, 0);
   return {
     name: `${stateName(cold)}-tree${count}${consumeSuffix(consumeAll)}`,
     shape: 'files',
-    bytes: spec.reduce((total, f) => total + f.size, 0),
+    bytes,
     files: count,
     cold,
     consumeAll,
-    unavailable: cold ? coldUnavailable : runsOnAnyTarget,
+    unavailable: cold ? coldUnavailable(count, bytes) : runsOnAnyTarget,
     setup(scratch, target) {
       const paths = ensureTree(target, count);
       if (!cold) warmUp(paths);
