@@ -255,14 +255,15 @@ async function timeDriver(trial, ctx, driver, options) {
     : {
       time: options.time,
       iterations: Math.ceil(MIN_SAMPLES / options.rounds),
-      warmupTime: WARMUP_MS,
+      warmupTime: Math.min(WARMUP_MS, options.time),
       warmupIterations: WARMUP_ITERATIONS,
     };
   const bench = new Bench({
     ...timing,
+    // The GC runs before the timed operations, after the warm-up's garbage.
     setup: (task, mode) => {
-      globalThis.gc();
       if (mode !== 'run') return;
+      globalThis.gc();
       operations = 0;
       resources.start();
       if (stalls && !perOperation) stalls.start();
