@@ -15,7 +15,7 @@ const GROUP_GAP = 14;
 const PLOT_HEIGHT = 260;
 const LEFT = 64;
 const RIGHT = 24;
-const PANEL_TITLE = 28;
+const PANEL_TITLE = 44;
 const LABEL_SPACE = 110;
 const LEGEND_ROW = 18;
 const LEGEND_ITEM = 230;
@@ -51,9 +51,10 @@ function panel(target, groups, colors, top, width) {
   const plotTop = top + PANEL_TITLE;
   const y = (ratio) => plotTop + PLOT_HEIGHT * (Math.log2(hi) - Math.log2(ratio)) / (Math.log2(hi) - Math.log2(lo));
   const out = [];
-  const title = `${target.label ? `${target.label}${target.emulated ? ' (emulated)' : ''} — ` : ''}${target.dir}: ${target.fsType}`
-    + `${target.device?.name ? ` on ${target.device.kind} ${target.device.name}` : ''}`;
-  out.push(`<text class="panel-title" x="${LEFT}" y="${top + 18}" font-size="14" font-weight="600" ${FONT}>${escapeXml(title)}</text>`);
+  const title = target.label ? `${target.label}${target.emulated ? ' (emulated)' : ''}` : target.dir;
+  const where = `${target.dir}: ${target.fsType}${target.device?.name ? ` on ${target.device.kind} ${target.device.name}` : ''}`;
+  out.push(`<text class="panel-title" x="${LEFT}" y="${top + 16}" font-size="14" font-weight="600" ${FONT}>${escapeXml(title)}</text>`);
+  out.push(`<text x="${LEFT}" y="${top + 31}" font-size="11" fill="#555" ${FONT}>${escapeXml(where)}</text>`);
   for (let e = Math.log2(lo); e <= Math.log2(hi); e++) {
     const ratio = 2 ** e;
     const gy = y(ratio).toFixed(1);
@@ -91,7 +92,7 @@ function svgChart(document) {
   const colors = new Map(driverNames.map((name, i) => [name, PALETTE[i % PALETTE.length]]));
 
   const widest = Math.max(0, ...panels.map((p) => p.groups.reduce((w, g) => w + g.bars.length * BAR_WIDTH + GROUP_GAP, GROUP_GAP)));
-  const width = Math.max(720, LEFT + widest + RIGHT);
+  const width = Math.max(880, LEFT + widest + RIGHT);
   const perRow = Math.max(1, Math.floor((width - LEFT) / LEGEND_ITEM));
   const legendHeight = Math.ceil(driverNames.length / perRow) * LEGEND_ROW + 8;
   const headerHeight = 66;
