@@ -19,15 +19,30 @@ const PANEL_TITLE = 44;
 const LABEL_SPACE = 110;
 const LEGEND_ROW = 18;
 const LEGEND_ITEM = 230;
-const FONT = 'font-family="system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif"';
+const FONT = 'system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif';
 
 const escapeXml = (text) => String(text).replace(/[&<>"']/g, (c) => ({
   '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;',
 })[c]);
 
+/**
+ * One element: attributes from an object (escaped; null and undefined left out) and content,
+ * either text (escaped) or { markup } (child elements, as they are).
+ */
+function element(name, attributes, content = null) {
+  const attrs = Object.entries(attributes)
+    .filter(([, value]) => value !== null && value !== undefined)
+    .map(([key, value]) => ` ${key}="${escapeXml(value)}"`)
+    .join('');
+  if (content === null) return `<${name}${attrs}/>`;
+  return `<${name}${attrs}>${typeof content === 'string' ? escapeXml(content) : content.markup}</${name}>`;
+}
+
+const text = (attributes, content) => element('text', attributes, content);
+
 const formatRatio = (r) => (r >= 1 ? String(Number(r.toFixed(2))) : String(Number(r.toPrecision(3))));
 
-/** The bars of one target: [{ trial, bars: [{ driver, ratio, ... }] }], trials with none left out. */
+/** The bars of one target: [{ trial, bars: [driver results] }], trials with none left out. */
 function targetGroups(target) {
   return target.trials
     .filter((t) => !t.skipped)
@@ -46,38 +61,52 @@ function ratioRange(groups) {
   return [2 ** Math.floor(Math.log2(lo)), 2 ** Math.ceil(Math.log2(hi))];
 }
 
+function barTooltip(trial, bar) {
+  const reference = typeof bar.ratioToReference === 'number' ? `, ${bar.ratioToReference.toFixed(2)}× fs.promises.readFile` : '';
+  return `${trial}, ${bar.name}: ${bar.ratio.toFixed(2)}× fs.readFileSync${reference}, median ${bar.medianUs.toFixed(1)} µs`;
+}
+
 function panel(target, groups, colors, top, width) {
   const [lo, hi] = ratioRange(groups);
   const plotTop = top + PANEL_TITLE;
   const y = (ratio) => plotTop + PLOT_HEIGHT * (Math.log2(hi) - Math.log2(ratio)) / (Math.log2(hi) - Math.log2(lo));
   const out = [];
   const title = target.label ? `${target.label}${target.emulated ? ' (emulated)' : ''}` : target.dir;
-  const where = `${target.dir}: ${target.fsType}${target.device?.name ? ` on ${target.device.kind} ${target.device.name}` : ''}`;
-  out.push(`<text class="panel-title" x="${LEFT}" y="${top + 16}" font-size="14" font-weight="600" ${FONT}>${escapeXml(title)}</text>`);
-  out.push(`<text x="${LEFT}" y="${top + 31}" font-size="11" fill="#555" ${FONT}>${escapeXml(where)}</text>`);
+  const device = target.device?.name ? ` on ${target.device.kind} ${target.device.name}` : '';
+  out.push(text({ class: 'panel-title', x: LEFT, y: top + 16, 'font-size': 14, 'font-weight': 600 }, title));
+  out.push(text({ x: LEFT, y: top + 31, 'font-size': 11, fill: '#555' }, `${target.dir}: ${target.fsType}${device}`));
   for (let e = Math.log2(lo); e <= Math.log2(hi); e++) {
-    const ratio = 2 ** e;
-    const gy = y(ratio).toFixed(1);
-    out.push(`<line x1="${LEFT}" x2="${width - RIGHT}" y1="${gy}" y2="${gy}" stroke="${e === 0 ? '#333' : '#ddd'}" stroke-width="${e === 0 ? 1.5 : 1}"/>`);
-    out.push(`<text x="${LEFT - 6}" y="${gy}" dy="4" text-anchor="end" font-size="11" ${FONT}>${formatRatio(ratio)}×</text>`);
+    const gy = y(2 ** e).toFixed(1);
+    const one = e === 0;
+    out.push(element('line', { x1: LEFT, x2: width - RIGHT, y1: gy, y2: gy, stroke: one ? '#333' : '#ddd', 'stroke-width': one ? 1.5 : 1 }));
+    out.push(text({ x: LEFT - 6, y: gy, dy: 4, 'text-anchor': 'end', 'font-size': 11 }, `${formatRatio(2 ** e)}×`));
   }
-  out.push(`<text transform="translate(16 ${plotTop + PLOT_HEIGHT / 2}) rotate(-90)" text-anchor="middle" font-size="11" ${FONT}>ops/s ÷ fs.readFileSync's (log scale)</text>`);
+  out.push(text({
+    transform: `translate(16 ${plotTop + PLOT_HEIGHT / 2}) rotate(-90)`, 'text-anchor': 'middle', 'font-size': 11,
+  }, 'ops/s ÷ fs.readFileSync\'s (log scale)'));
   let x = LEFT + GROUP_GAP;
   for (const group of groups) {
-    const groupWidth = group.bars.length * BAR_WIDTH;
+    const groupStart = x;
     for (const bar of group.bars) {
-      const top1 = Math.min(y(1), y(bar.ratio));
-      const height = Math.max(Math.abs(y(bar.ratio) - y(1)), 1);
-      const tooltip = `${group.trial}, ${bar.name}: ${bar.ratio.toFixed(2)}× fs.readFileSync`
-        + `${typeof bar.ratioToReference === 'number' ? `, ${bar.ratioToReference.toFixed(2)}× fs.promises.readFile` : ''}`
-        + `, median ${bar.medianUs.toFixed(1)} µs`;
-      out.push(`<rect class="bar" data-target="${escapeXml(target.dir)}" data-trial="${escapeXml(group.trial)}" data-driver="${escapeXml(bar.name)}" data-ratio="${bar.ratio.toFixed(4)}" `
-        + `x="${x}" y="${top1.toFixed(1)}" width="${BAR_WIDTH - 1}" height="${height.toFixed(1)}" fill="${colors.get(bar.name)}"><title>${escapeXml(tooltip)}</title></rect>`);
+      out.push(element('rect', {
+        class: 'bar',
+        'data-target': target.dir,
+        'data-trial': group.trial,
+        'data-driver': bar.name,
+        'data-ratio': bar.ratio.toFixed(4),
+        x,
+        y: Math.min(y(1), y(bar.ratio)).toFixed(1),
+        width: BAR_WIDTH - 1,
+        height: Math.max(Math.abs(y(bar.ratio) - y(1)), 1).toFixed(1),
+        fill: colors.get(bar.name),
+      }, { markup: element('title', {}, barTooltip(group.trial, bar)) }));
       x += BAR_WIDTH;
     }
-    const labelX = x - groupWidth / 2;
-    const labelY = plotTop + PLOT_HEIGHT + 12;
-    out.push(`<text class="trial-label" transform="translate(${labelX.toFixed(1)} ${labelY}) rotate(-40)" text-anchor="end" font-size="11" ${FONT}>${escapeXml(group.trial)}</text>`);
+    const labelX = ((groupStart + x) / 2).toFixed(1);
+    out.push(text({
+      class: 'trial-label', transform: `translate(${labelX} ${plotTop + PLOT_HEIGHT + 12}) rotate(-40)`,
+      'text-anchor': 'end', 'font-size': 11,
+    }, group.trial));
     x += GROUP_GAP;
   }
   return out;
@@ -91,26 +120,31 @@ function svgChart(document) {
   const driverNames = document.drivers.map((d) => d.name).filter((name) => charted.has(name));
   const colors = new Map(driverNames.map((name, i) => [name, PALETTE[i % PALETTE.length]]));
 
-  const widest = Math.max(0, ...panels.map((p) => p.groups.reduce((w, g) => w + g.bars.length * BAR_WIDTH + GROUP_GAP, GROUP_GAP)));
-  const width = Math.max(880, LEFT + widest + RIGHT);
+  const panelWidth = (groups) => groups.reduce((w, g) => w + g.bars.length * BAR_WIDTH + GROUP_GAP, GROUP_GAP);
+  const width = Math.max(880, LEFT + Math.max(0, ...panels.map((p) => panelWidth(p.groups))) + RIGHT);
   const perRow = Math.max(1, Math.floor((width - LEFT) / LEGEND_ITEM));
   const legendHeight = Math.ceil(driverNames.length / perRow) * LEGEND_ROW + 8;
   const headerHeight = 66;
 
-  const body = [];
-  body.push(`<text x="${LEFT}" y="22" font-size="16" font-weight="700" ${FONT}>${escapeXml(`smartread bench, ${document.startedAt}`)}</text>`);
-  body.push(`<text x="${LEFT}" y="38" font-size="11" fill="#555" ${FONT}>${escapeXml(`${document.machine.cpu}, ${document.machine.cores} cores, ${document.machine.kernel}, node ${document.machine.node}`)}</text>`);
-  body.push(`<text x="${LEFT}" y="52" font-size="11" fill="#555" ${FONT}>${escapeXml('bars: ops/s ÷ fs.readFileSync\'s (its loop for many files) in the same run; above the line is faster')}</text>`);
+  const m = document.machine;
+  const body = [
+    text({ x: LEFT, y: 22, 'font-size': 16, 'font-weight': 700 }, `smartread bench, ${document.startedAt}`),
+    text({ x: LEFT, y: 38, 'font-size': 11, fill: '#555' }, `${m.cpu}, ${m.cores} cores, ${m.kernel}, node ${m.node}`),
+    text({ x: LEFT, y: 52, 'font-size': 11, fill: '#555' },
+      'bars: ops/s ÷ fs.readFileSync\'s (its loop for many files) in the same run; above the line is faster'),
+  ];
   driverNames.forEach((name, i) => {
     const lx = LEFT + (i % perRow) * LEGEND_ITEM;
     const ly = headerHeight + Math.floor(i / perRow) * LEGEND_ROW;
-    body.push(`<g class="legend-item"><rect x="${lx}" y="${ly}" width="12" height="12" fill="${colors.get(name)}"/>`
-      + `<text x="${lx + 17}" y="${ly + 10}" font-size="12" ${FONT}>${escapeXml(name)}</text></g>`);
+    body.push(element('g', { class: 'legend-item' }, {
+      markup: element('rect', { x: lx, y: ly, width: 12, height: 12, fill: colors.get(name) })
+        + text({ x: lx + 17, y: ly + 10, 'font-size': 12 }, name),
+    }));
   });
   let top = headerHeight + legendHeight;
   for (const { target, groups } of panels) {
     if (groups.length === 0) {
-      body.push(`<text x="${LEFT}" y="${top + 18}" font-size="14" ${FONT}>${escapeXml(`${target.dir}: no ratios to chart`)}</text>`);
+      body.push(text({ x: LEFT, y: top + 18, 'font-size': 14 }, `${target.dir}: no ratios to chart`));
       top += PANEL_TITLE + 10;
       continue;
     }
@@ -120,8 +154,8 @@ function svgChart(document) {
   const height = top + 10;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`,
-    `<rect width="${width}" height="${height}" fill="#fff"/>`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="${FONT}">`,
+    element('rect', { width, height, fill: '#fff' }),
     ...body,
     '</svg>',
     '',

@@ -1,6 +1,5 @@
 // What every driver's result goes through after each timed read, the same for every driver.
-// Both ways leave a value in the module's `sink`, so that no read can be optimised
-// away.
+// Both ways leave a value in the module's `sink`, so that no read can be optimised away.
 // - touchEveryPage reads one byte of every 4 KiB page: a lazy result (a mapping nobody touches)
 //   pays for its pages like the others, and the read itself dominates the time.
 // - sumEveryWord reads every byte, as 32-bit words summed over a Uint32Array view (the bytes

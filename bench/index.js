@@ -38,8 +38,8 @@
 //   node's --expose-gc, and `npm run bench` cannot pass node flags, so without it this script
 //   runs itself again with it.
 // - While an async driver's timed operations run, monitorEventLoopDelay watches the event loop
-//   (loop_stall.js): the longest stall and the worst p99 are the "loop max/p99 ms" column. A sync driver blocks the
-//   loop for each whole read, which its latencies already say.
+//   (loop_stall.js): the longest stall and the worst p99 are the "loop max/p99 ms" column. A
+//   sync driver blocks the loop for each whole read, which its latencies already say.
 // - The samples of all rounds are pooled: median and p99 are of the pooled latencies, ops/s is
 //   1 / mean latency, files/s and MB/s follow from it, and "vs sync" is ops/s over the
 //   baseline's ("vs promises" over the reference's). The same ratio to the baseline per round
