@@ -98,6 +98,9 @@ const usage = `usage: node bench/index.js [options]
   --devices        root only: also run on a zram ext4, a loop-device ext4 and two throttled
                    devices emulating a SATA SSD and an HDD, set up for the run and removed
                    after it (scripts/devices/with-devices.sh); adds the cold trials
+  --drop-caches    root only: before every cold operation also drop the kernel's whole page
+                   cache, dentries and inodes (/proc/sys/vm/drop_caches), so that path lookups
+                   are cold too; this empties the cache of everything else on the machine
   -h, --help       this text
 By default, on every target, all in the page cache: warm-SIZE for each size (one file),
 warm-1m+consume (every byte of the result read too), warm-SIZE-64inflight for 4k and 64k (one
@@ -125,6 +128,7 @@ function parseOptions(argv) {
         json: { type: 'string' },
         out: { type: 'string' },
         devices: { type: 'boolean' },
+        'drop-caches': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -154,6 +158,7 @@ function parseOptions(argv) {
     }
   }
   if (values.quick && values.full) throw new UsageError('--quick and --full exclude each other');
+  if (values['drop-caches'] && process.getuid() !== 0) throw new UsageError('--drop-caches writes /proc/sys/vm/drop_caches: run it as root');
   const mode = values.full ? 'full' : 'quick';
   return {
     help: Boolean(values.help),
@@ -169,6 +174,7 @@ function parseOptions(argv) {
     json: values.json ?? null,
     out: values.out ?? DEFAULT_RESULTS_DIR,
     devices: Boolean(values.devices),
+    dropCaches: Boolean(values['drop-caches']),
   };
 }
 
@@ -438,6 +444,7 @@ async function main(options) {
   const trials = trialsFor(options.sizes, {
     full: options.full,
     cold: options.full || options.devices,
+    dropCaches: options.dropCaches,
     manyFiles: options.manyFiles,
     treeFiles: options.treeFiles,
   }).filter((t) => !options.filter || options.filter.test(t.name));
@@ -490,6 +497,7 @@ async function main(options) {
     options: {
       mode: options.mode,
       devices: options.devices,
+      dropCaches: options.dropCaches,
       sizes: options.sizes.map(sizeLabel),
       manyFiles: options.manyFiles,
       treeFiles: options.treeFiles,

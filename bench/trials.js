@@ -220,24 +220,29 @@ function coldUnavailable(files, bytes) {
 }
 
 /**
- * Evicts every file from the page cache, then checks that nothing of them is left: all files
- * when checkAll is set, else COLD_CHECK_SAMPLE of them, a different sample each time. Throws
- * when a checked file still has cached bytes.
+ * The beforeEach of cold trials: evicts every file from the page cache, then checks that nothing
+ * of them is left: all files when checkAll is set, else COLD_CHECK_SAMPLE of them, a different
+ * sample each time. Throws when a checked file still has cached bytes. With `dropCaches` it
+ * also drops the kernel's whole page cache, dentries and inodes (/proc/sys/vm/drop_caches, root
+ * only), so that a read also looks its path and inode up from the disk, as after a reboot.
  */
-function evictFiles(ctx, checkAll) {
-  const { paths } = ctx;
-  for (const file of paths) smartread.evictFromPageCache(file);
-  const check = (file) => {
-    const { size, cached } = smartread.pageCacheResidency(file);
-    if (cached !== 0) throw new Error(`${file}: ${cached} of ${size} bytes still cached after evictFromPageCache`);
+function evictor(dropCaches) {
+  return (ctx, checkAll) => {
+    const { paths } = ctx;
+    for (const file of paths) smartread.evictFromPageCache(file);
+    if (dropCaches) fs.writeFileSync('/proc/sys/vm/drop_caches', '3');
+    const check = (file) => {
+      const { size, cached } = smartread.pageCacheResidency(file);
+      if (cached !== 0) throw new Error(`${file}: ${cached} of ${size} bytes still cached after evictFromPageCache`);
+    };
+    if (checkAll || paths.length <= COLD_CHECK_SAMPLE) {
+      paths.forEach(check);
+    } else {
+      const stride = Math.floor(paths.length / COLD_CHECK_SAMPLE);
+      for (let j = 0; j < COLD_CHECK_SAMPLE; j++) check(paths[j * stride + (ctx.evictions % stride)]);
+    }
+    ctx.evictions++;
   };
-  if (checkAll || paths.length <= COLD_CHECK_SAMPLE) {
-    paths.forEach(check);
-  } else {
-    const stride = Math.floor(paths.length / COLD_CHECK_SAMPLE);
-    for (let j = 0; j < COLD_CHECK_SAMPLE; j++) check(paths[j * stride + (ctx.evictions % stride)]);
-  }
-  ctx.evictions++;
 }
 
 const warmUp = (paths) => {
@@ -248,7 +253,7 @@ const stateName = (cold) => (cold ? 'cold' : 'warm');
 const consumeSuffix = (consumeAll) => (consumeAll ? '+consume' : '');
 
 /** One file of `size` bytes, in the page cache (warm) or evicted before every operation (cold). */
-function singleFile(size, { cold = false, consumeAll = false } = {}) {
+function singleFile(size, { cold = false, consumeAll = false, dropCaches = false } = {}) {
   const name = `${stateName(cold)}-${sizeLabel(size)}${consumeSuffix(consumeAll)}`;
   return {
     name,
@@ -264,7 +269,7 @@ function singleFile(size, { cold = false, consumeAll = false } = {}) {
       if (!cold) warmUp([file]);
       return { path: file, paths: [file], evictions: 0 };
     },
-    beforeEach: cold ? evictFiles : undefined,
+    beforeEach: cold ? evictor(dropCaches) : undefined,
     run: (driver, ctx) => driver.read(ctx.path),
     teardown(ctx) {
       fs.rmSync(ctx.path, { force: true });
@@ -297,7 +302,7 @@ function sameFileInFlight(size) {
 }
 
 /** `count` different files of `size` bytes each, all read in one operation; warm or cold as above. */
-function manyFiles(count, size, { cold = false, consumeAll = false } = {}) {
+function manyFiles(count, size, { cold = false, consumeAll = false, dropCaches = false } = {}) {
   const name = `${stateName(cold)}-${count}x${sizeLabel(size)}${consumeSuffix(consumeAll)}`;
   return {
     name,
@@ -312,7 +317,7 @@ function manyFiles(count, size, { cold = false, consumeAll = false } = {}) {
       if (!cold) warmUp(paths);
       return { dir: path.join(scratch, name), paths, evictions: 0 };
     },
-    beforeEach: cold ? evictFiles : undefined,
+    beforeEach: cold ? evictor(dropCaches) : undefined,
     run: (driver, ctx) => driver.read(ctx.paths),
     teardown(ctx) {
       fs.rmSync(ctx.dir, { recursive: true, force: true });
@@ -321,7 +326,7 @@ function manyFiles(count, size, { cold = false, consumeAll = false } = {}) {
 }
 
 /** The tree of `count` files (treeSpec), all read in one operation; warm or cold as above. */
-function tree(count, { cold = false, consumeAll = false } = {}) {
+function tree(count, { cold = false, consumeAll = false, dropCaches = false } = {}) {
   const spec = treeSpec(count);
   const bytes = spec.reduce((total, f) => total + f.size, 0);
   return {
@@ -337,7 +342,7 @@ function tree(count, { cold = false, consumeAll = false } = {}) {
       if (!cold) warmUp(paths);
       return { paths, evictions: 0 };
     },
-    beforeEach: cold ? evictFiles : undefined,
+    beforeEach: cold ? evictor(dropCaches) : undefined,
     run: (driver, ctx) => driver.read(ctx.paths),
     // The tree stays for the next run.
     teardown() {},
@@ -351,7 +356,9 @@ function tree(count, { cold = false, consumeAll = false } = {}) {
  * of the tree, and 64 in flight up to 1 MiB. `cold` adds the cold trials: the largest
  * size, the many files, the tree.
  */
-function trialsFor(sizes, { full = false, cold = false, manyFiles: manyCount = DEFAULT_MANY_FILES, treeFiles = DEFAULT_TREE_FILES } = {}) {
+function trialsFor(sizes, {
+  full = false, cold = false, dropCaches = false, manyFiles: manyCount = DEFAULT_MANY_FILES, treeFiles = DEFAULT_TREE_FILES,
+} = {}) {
   const trials = [];
   for (const size of sizes) {
     trials.push(singleFile(size));
@@ -366,9 +373,9 @@ function trialsFor(sizes, { full = false, cold = false, manyFiles: manyCount = D
   if (full) trials.push(tree(treeFiles, { consumeAll: true }));
   if (cold) {
     trials.push(
-      singleFile(Math.max(...sizes), { cold: true }),
-      manyFiles(manyCount, MANY_FILES_SIZE, { cold: true }),
-      tree(treeFiles, { cold: true }),
+      singleFile(Math.max(...sizes), { cold: true, dropCaches }),
+      manyFiles(manyCount, MANY_FILES_SIZE, { cold: true, dropCaches }),
+      tree(treeFiles, { cold: true, dropCaches }),
     );
   }
   return trials;
