@@ -3,7 +3,8 @@
 // the reason it was skipped), a Markdown report with the same tables, and an SVG chart that is
 // well-formed XML with one bar per driver ratio of the JSON. And the eviction check of the cold
 // trials: a cold round starts with every file out of the page cache, and the check fails where
-// pages cannot be dropped.
+// pages cannot be dropped. And the tree trial's files: the same on every run, made once and
+// reused, made again when damaged.
 'use strict';
 const { test, describe, before } = require('node:test');
 const assert = require('node:assert/strict');
@@ -13,7 +14,7 @@ const { engineInfo, pageCacheResidency } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, makeTempDir, runToEnd, strategyUnavailableReason, setUpAsyncEngines,
 } = require('./helpers');
-const { trialsFor } = require('../bench/trials');
+const { trialsFor, treeSpec, treeDir } = require('../bench/trials');
 
 setUpAsyncEngines();
 checkNoFdLeak({ spawnsChildren: true });
@@ -265,5 +266,43 @@ describe('the eviction check of cold trials', () => {
     } finally {
       trial.teardown(ctx);
     }
+  });
+});
+
+describe('the tree of the tree trials', () => {
+  test('is the same files of the same sizes every time, with the size mix of a node_modules folder', () => {
+    const spec = treeSpec(3000);
+    assert.deepEqual(treeSpec(3000), spec, 'deterministic');
+    assert.equal(new Set(spec.map((f) => f.path)).size, 3000, 'distinct paths');
+    const KiB = 1024;
+    const small = spec.filter((f) => f.size >= 100 && f.size <= 8 * KiB).length;
+    const medium = spec.filter((f) => f.size >= 16 * KiB && f.size <= 200 * KiB).length;
+    const large = spec.filter((f) => f.size >= 1024 * KiB && f.size <= 4096 * KiB).length;
+    assert.equal(small + medium + large, 3000, 'every file in one of the three classes');
+    assert.ok(small > 2500 && medium >= 200 && medium <= 400 && large >= 2 && large <= 10, `mix ${small}/${medium}/${large}`);
+    assert.ok(spec.slice(0, 100).some((f) => f.size > 8 * KiB), 'the classes are shuffled together');
+    assert.ok(spec.every((f) => f.path.startsWith('node_modules/pkg-')), 'under node_modules/pkg-*');
+  });
+
+  test('is made once per target, reused by the next run, and made again when a file is damaged', () => {
+    const dir = makeTempDir(tempDirs.disk, 'tree-');
+    const target = { realpath: dir, fsType: 'ext4' };
+    const trial = trialsFor([4096], { treeFiles: 30 }).find((t) => t.name === 'warm-tree30');
+    const spec = treeSpec(30);
+    const first = trial.setup(dir, target);
+    assert.deepEqual(first.paths, spec.map((f) => path.join(treeDir(target, 30), f.path)));
+    assert.deepEqual(first.paths.map((file) => fs.statSync(file).size), spec.map((f) => f.size));
+    assert.equal(trial.bytes, spec.reduce((n, f) => n + f.size, 0));
+    // A file of our own in the tree survives a reuse, and goes when the tree is made again.
+    const marker = path.join(treeDir(target, 30), 'marker');
+    fs.writeFileSync(marker, '');
+    trial.teardown(first);
+    assert.equal(trial.setup(dir, target).paths.length, 30);
+    assert.ok(fs.existsSync(marker), 'reused, not made again');
+    fs.truncateSync(first.paths[7], 1);
+    trial.setup(dir, target);
+    assert.equal(fs.existsSync(marker), false, 'made again');
+    assert.equal(fs.statSync(first.paths[7]).size, spec[7].size, 'the damaged file is whole again');
+    assert.deepEqual(fs.readdirSync(dir), [path.basename(treeDir(target, 30))], 'no half-made tree left beside it');
   });
 });
