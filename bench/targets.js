@@ -80,7 +80,7 @@ function isUnder(file, dir) {
 }
 
 /**
- * { dir, realpath, fsType, mountPoint, source, device } for a directory: the mount with the longest
+ * { dir, realpath, fsType, mountPoint, source, device, label, emulated, readBps, readIops } for a directory: the mount with the longest
  * mount point that contains its real path; of mounts stacked on the same point, the last
  * (the visible one). Throws when the directory does not exist.
  */
@@ -100,6 +100,11 @@ function describeTarget(dir) {
     mountPoint: best ? best.mountPoint : null,
     source: best ? best.source : null,
     device: describeDevice(realpath),
+    // Set for the targets of --devices (deviceTargets).
+    label: null,
+    emulated: false,
+    readBps: null,
+    readIops: null,
   };
 }
 

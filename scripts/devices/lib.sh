@@ -47,13 +47,15 @@ devices_teardown() {
   rm -rf "$DEVICES_STATE"
 }
 
-# ext4 on a block device, mounted on a new directory; prints the mount point.
+# ext4 on a block device, mounted on a new directory; prints the mount point. Mounted with
+# discard, so that deleted files give their memory back to zram (and their space to /tmp under
+# a loop image) while the bench writes and deletes its trial files.
 devices_mount_ext4() {
   local dev=$1 name=$2 dir
   mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$dev" >&2
   dir="$DEVICES_STATE/$name"
   mkdir "$dir"
-  mount -t ext4 "$dev" "$dir"
+  mount -t ext4 -o discard "$dev" "$dir"
   devices_undo_later "umount '$dir' && rmdir '$dir'"
   chmod 1777 "$dir"
   printf '%s\n' "$dir"
