@@ -2,7 +2,10 @@
 //   { name, shape, async, available(), read(what), baseline?, reference?, cold? }
 // shape says what read() takes: 'file', one path, returning its Buffer; or 'files', an array
 // of paths, returning their Buffers in the same order. A trial runs the drivers of its shape
-// (and of those, a cold trial only the ones marked cold, to keep cold runs short). With `async`
+// (and of those, a cold trial only the ones marked cold, to keep cold runs short; and not one
+// whose `inFlight` exceeds the trial's files, which would measure the same as a lower one).
+// `fullOnly` drivers run with --full only: variations whose question the quick run's drivers
+// already answer roughly (callbacks instead of promises, more in flight). With `async`
 // read() returns a Promise, and one call is still one timed operation: one file in flight for
 // 'file', N files in flight for the '×N' drivers of 'files'.
 // available() returns true, or a string saying why the driver is skipped on this machine (an
@@ -87,6 +90,7 @@ const drivers = [
   },
   {
     name: 'fs.readFile (callback)',
+    fullOnly: true,
     shape: 'file',
     async: true,
     available: () => true,
@@ -143,10 +147,19 @@ const drivers = [
   },
   {
     name: `fs.readFile ×${IN_FLIGHT} (callback)`,
+    fullOnly: true,
     shape: 'files',
     async: true,
     available: () => true,
     read: (paths) => readAllWithCallbacks(paths, IN_FLIGHT),
+  },
+  {
+    name: `smartRead auto ×${IN_FLIGHT}`,
+    fullOnly: true,
+    shape: 'files',
+    async: true,
+    available: smartreadLoaded,
+    read: (paths) => readAllInFlight(paths, IN_FLIGHT, (path) => smartread.smartRead(path)),
   },
   {
     name: `readMany auto ×${IN_FLIGHT}`,
@@ -158,8 +171,10 @@ const drivers = [
   },
   {
     name: 'readMany auto ×256',
+    fullOnly: true,
     shape: 'files',
     async: true,
+    inFlight: 256,
     available: smartreadLoaded,
     read: (paths) => smartread.readMany(paths, { concurrency: 256 }),
   },

@@ -6,8 +6,8 @@
 // Absolute figures swing from run to run on these VMs; the ratios measured side by side are
 // the result.
 //
-//   node bench/index.js [--dir DIR]... [--sizes 4k,64k,1m] [--full] [--filter REGEX] [--time MS]
-//                       [--rounds N] [--json FILE]
+//   node bench/index.js [--dir DIR]... [--quick | --full] [--sizes 4k,64k,1m] [--filter REGEX]
+//                       [--time MS] [--rounds N] [--files N] [--tree N] [--out DIR] [--json FILE]
 //
 // How one trial is measured, so that every driver runs under the same conditions:
 // - The trial creates its files, flushes them to disk and reads them once (warm cache), or,
@@ -29,16 +29,19 @@
 //   left (all files before a round's first operation, a sample before the others). They need
 //   a disk under the target and are skipped, with the reason, on tmpfs. Only the files' data
 //   pages are evicted: inodes and directory entries stay cached, as after a warm stat.
-// - Every result's bytes are consumed the same way, one byte from every 4 KiB page, so that a
-//   lazy driver (a mapping nobody touches) pays for its pages like the others.
+// - Every result's bytes are consumed the same way (consume.js): one byte from every 4 KiB page,
+//   so that a lazy driver (a mapping nobody touches) pays for its pages like the others, or in
+//   the '+consume' trials every byte, summed as 32-bit words.
+// - Around each timed run, process.resourceUsage() gives the page faults and, after a reset of
+//   the high-water mark, the peak RSS (resources.js).
 // - A full GC runs before every run so that no driver pays for another's garbage. That needs
 //   node's --expose-gc, and `npm run bench` cannot pass node flags, so without it this script
 //   runs itself again with it.
 // - While an async driver's timed operations run, monitorEventLoopDelay watches the event loop
-//   (loop_stall.js): the longest stall is the "loop max ms" column. A sync driver blocks the
-//   loop for each whole read, which its latencies already say.
+//   (loop_stall.js): the longest stall and the worst p99 are the "loop max/p99 ms" column. A
+//   sync driver blocks the loop for each whole read, which its latencies already say.
 // - The samples of all rounds are pooled: median and p99 are of the pooled latencies, ops/s is
-//   1 / mean latency, files/s and MB/s follow from it, and "vs base" is ops/s over the
+//   1 / mean latency, files/s and MB/s follow from it, and "vs sync" is ops/s over the
 //   baseline's ("vs promises" over the reference's). The same ratio to the baseline per round
 //   is shown under "rounds": its spread is the noise of the ratio.
 'use strict';
@@ -48,10 +51,12 @@ const os = require('node:os');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
 
-// Short runs, so that the default run (6 trials × 7–9 drivers × 2 targets × 4 rounds) takes
-// under 3 minutes on a 2-vCPU VM; --time and --rounds buy precision.
-const DEFAULT_TIME_MS = 200;
-const DEFAULT_ROUNDS = 4;
+// Short runs in --quick (the default), so that its 10 trials × 6–7 drivers × 2 targets × 4
+// rounds take under 3 minutes on a 2-vCPU VM; --full, --time and --rounds buy precision.
+const MODES = {
+  quick: { timeMs: 100, rounds: 4 },
+  full: { timeMs: 250, rounds: 6 },
+};
 const MIN_SAMPLES = 8;
 const WARMUP_MS = 50;
 const WARMUP_ITERATIONS = 1;
@@ -59,26 +64,49 @@ const WARMUP_ITERATIONS = 1;
 // but in every round.
 const COLD_OPERATIONS_PER_ROUND = 3;
 
+const { drivers } = require('./drivers');
+const { smartread } = require('./smartread');
+const { defaultSizes, parseSize, sizeLabel, trialsFor, DEFAULT_MANY_FILES, DEFAULT_TREE_FILES } = require('./trials');
+const { defaultTargetDirs, describeTarget, deviceTargets } = require('./targets');
+const { LoopStallRecorder, poolLoopStalls, RESOLUTION_MS: LOOP_RESOLUTION_MS } = require('./loop_stall');
+const { ResourceRecorder, poolResources } = require('./resources');
+const report = require('./report');
+const { touchEveryPage, sumEveryWord } = require('./consume');
+const { svgChart } = require('./chart');
+
+const DEFAULT_RESULTS_DIR = path.join(__dirname, 'results');
+
 const usage = `usage: node bench/index.js [options]
   --dir DIR        a directory to put the trial files in; repeatable
                    (default: ${os.tmpdir()}, and /dev/shm when it exists)
+  --quick          the default: the trials below, ${MODES.quick.rounds} rounds of ≥${MODES.quick.timeMs} ms
+  --full           also every size, the many files and the tree read and consumed whole, 64 in
+                   flight up to 1m, the cold trials (the largest size, the many files, the
+                   tree; on disk targets only), and the drivers fs.readFile (callback),
+                   smartRead auto ×64 and readMany auto ×256; ${MODES.full.rounds} rounds of ≥${MODES.full.timeMs} ms
   --sizes LIST     single-file sizes to run, e.g. 4k,64k,1m,16m,128m (the default)
-  --full           also run the cold trials (cold-128m, cold-2000x4k), on disk targets only
-  --filter REGEX   only trials whose name matches, e.g. 'warm-(4k|1m)$' or '2000x4k'
-  --time MS        time per driver per round, at least (default ${DEFAULT_TIME_MS}; cold trials
-                   run ${COLD_OPERATIONS_PER_ROUND} operations per round instead)
-  --rounds N       rounds per trial, drivers in ABBA order (default ${DEFAULT_ROUNDS})
-  --json FILE      also write every measurement to FILE
+  --files N        files of 4 KiB in the many-files trials (default ${DEFAULT_MANY_FILES})
+  --tree N         files in the tree trials (default ${DEFAULT_TREE_FILES}); the tree is made once
+                   per target, in DIR/smartread-bench-tree-v1-N, and reused by later runs
+  --filter REGEX   only trials whose name matches, e.g. 'warm-(4k|1m)$' or 'tree'
+  --time MS        time per driver per round, at least (cold trials run
+                   ${COLD_OPERATIONS_PER_ROUND} operations per round instead)
+  --rounds N       rounds per trial, drivers in ABBA order
+  --out DIR        where the reports go (default bench/results/): DATE-HOST.json (every
+                   measurement), DATE-HOST.md (the tables) and DATE-HOST.svg (the chart)
+  --json FILE      also write the JSON report to FILE
+  --devices        root only: also run on a zram ext4, a loop-device ext4 and two throttled
+                   devices emulating a SATA SSD and an HDD, set up for the run and removed
+                   after it (scripts/devices/with-devices.sh); adds the cold trials
+  --drop-caches    root only: before every cold operation also drop the kernel's whole page
+                   cache, dentries and inodes (/proc/sys/vm/drop_caches), so that path lookups
+                   are cold too; this empties the cache of everything else on the machine
   -h, --help       this text
-By default: warm-SIZE for each size (one file in the page cache) and warm-2000x4k (2,000 files
-of 4 KiB in the page cache, read all in one operation), on every target.`;
-
-const { drivers } = require('./drivers');
-const { smartread } = require('./smartread');
-const { defaultSizes, parseSize, sizeLabel, trialsFor } = require('./trials');
-const { defaultTargetDirs, describeTarget } = require('./targets');
-const { LoopStallRecorder, poolLoopStalls, RESOLUTION_MS: LOOP_RESOLUTION_MS } = require('./loop_stall');
-const report = require('./report');
+By default, on every target, all in the page cache: warm-SIZE for each size (one file),
+warm-1m+consume (every byte of the result read too), warm-SIZE-64inflight for 4k and 64k (one
+file read 64 times at once; one at a time by the sync drivers), warm-2000x4k (2,000 files of
+4 KiB, read all in one operation) and warm-treeN (a node_modules-like tree: many files of
+0.1–8 KiB, some of 16–200 KiB, a few of 1–4 MiB, read all in one operation).`;
 
 class UsageError extends Error {}
 
@@ -90,11 +118,17 @@ function parseOptions(argv) {
       options: {
         dir: { type: 'string', multiple: true },
         sizes: { type: 'string' },
+        quick: { type: 'boolean' },
         full: { type: 'boolean' },
+        files: { type: 'string' },
+        tree: { type: 'string' },
         filter: { type: 'string' },
         time: { type: 'string' },
         rounds: { type: 'string' },
         json: { type: 'string' },
+        out: { type: 'string' },
+        devices: { type: 'boolean' },
+        'drop-caches': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -123,15 +157,24 @@ function parseOptions(argv) {
       throw new UsageError(`--filter: ${err.message}`);
     }
   }
+  if (values.quick && values.full) throw new UsageError('--quick and --full exclude each other');
+  if (values['drop-caches'] && process.getuid() !== 0) throw new UsageError('--drop-caches writes /proc/sys/vm/drop_caches: run it as root');
+  const mode = values.full ? 'full' : 'quick';
   return {
     help: Boolean(values.help),
     dirs: values.dir ?? defaultTargetDirs(),
     sizes,
-    full: Boolean(values.full),
+    mode,
+    full: mode === 'full',
     filter,
-    time: positive('time', values.time, DEFAULT_TIME_MS, false),
-    rounds: positive('rounds', values.rounds, DEFAULT_ROUNDS, true),
+    time: positive('time', values.time, MODES[mode].timeMs, false),
+    rounds: positive('rounds', values.rounds, MODES[mode].rounds, true),
+    manyFiles: positive('files', values.files, DEFAULT_MANY_FILES, true),
+    treeFiles: positive('tree', values.tree, DEFAULT_TREE_FILES, true),
     json: values.json ?? null,
+    out: values.out ?? DEFAULT_RESULTS_DIR,
+    devices: Boolean(values.devices),
+    dropCaches: Boolean(values['drop-caches']),
   };
 }
 
@@ -150,16 +193,6 @@ function removeScratchDirsOnExit() {
 }
 
 const progress = (text) => process.stderr.write(text);
-
-// The sink keeps the consumed bytes observable, so that no read can be optimised away.
-let sink = 0;
-function consume(result) {
-  if (Array.isArray(result)) {
-    for (const buffer of result) consume(buffer);
-    return;
-  }
-  for (let i = 0; i < result.length; i += 4096) sink ^= result[i];
-}
 
 /** Why `actual` is not the baseline's `expected` Buffer, or null when it is byte-equal. */
 function bufferMismatch(expected, actual) {
@@ -210,13 +243,16 @@ async function verifyDrivers(trial, ctx, active, baseline) {
 }
 
 /**
- * One run of one driver: a tinybench task. Returns its latency samples in ms, and for an async
- * driver what the event loop went through meanwhile.
+ * One run of one driver: a tinybench task. Returns its latency samples in ms, its peak RSS and
+ * page faults over the timed operations, and for an async driver what the event loop went
+ * through meanwhile.
  */
 async function timeDriver(trial, ctx, driver, options) {
   // tinybench is ESM only; import() loads it on every node 20, require() only from 20.19.
   const { Bench } = await import('tinybench');
   const stalls = driver.async ? new LoopStallRecorder() : null;
+  const resources = new ResourceRecorder();
+  let operations = 0;
   // A cold trial evicts its files on the JS thread before each operation: the loop is watched
   // only while one runs. Otherwise it is watched for the whole timed run.
   const perOperation = Boolean(trial.beforeEach);
@@ -225,17 +261,23 @@ async function timeDriver(trial, ctx, driver, options) {
     : {
       time: options.time,
       iterations: Math.ceil(MIN_SAMPLES / options.rounds),
-      warmupTime: WARMUP_MS,
+      warmupTime: Math.min(WARMUP_MS, options.time),
       warmupIterations: WARMUP_ITERATIONS,
     };
   const bench = new Bench({
     ...timing,
+    // The GC runs before the timed operations, after the warm-up's garbage.
     setup: (task, mode) => {
+      if (mode !== 'run') return;
       globalThis.gc();
-      if (stalls && mode === 'run' && !perOperation) stalls.start();
+      operations = 0;
+      resources.start();
+      if (stalls && !perOperation) stalls.start();
     },
     teardown: async (task, mode) => {
-      if (stalls && mode === 'run' && !perOperation) await stalls.stop();
+      if (mode !== 'run') return;
+      resources.stop(operations);
+      if (stalls && !perOperation) await stalls.stop();
     },
     throws: true,
   });
@@ -250,11 +292,22 @@ async function timeDriver(trial, ctx, driver, options) {
       if (stalls && mode === 'run') await stalls.stop();
     },
   } : {};
+  const consume = trial.consumeAll ? sumEveryWord : touchEveryPage;
   bench.add(driver.name, driver.async
-    ? async () => consume(await trial.run(driver, ctx))
-    : () => consume(trial.run(driver, ctx)), hooks);
+    ? async () => {
+      operations++;
+      consume(await trial.run(driver, ctx));
+    }
+    : () => {
+      operations++;
+      consume(trial.run(driver, ctx));
+    }, hooks);
   await bench.run();
-  return { samples: bench.tasks[0].result.latency.samples, loopStall: stalls ? stalls.result() : null };
+  return {
+    samples: bench.tasks[0].result.latency.samples,
+    resources: resources.result(),
+    loopStall: stalls ? stalls.result() : null,
+  };
 }
 
 async function runTrial(trial, ctx, candidates, options) {
@@ -277,8 +330,8 @@ async function runTrial(trial, ctx, candidates, options) {
     for (const [position, driver] of order.entries()) {
       if (errors.has(driver)) continue;
       try {
-        const { samples, loopStall } = await timeDriver(trial, ctx, driver, options);
-        runs.get(driver).push({ round, position, samples, loopStall });
+        const { samples, resources, loopStall } = await timeDriver(trial, ctx, driver, options);
+        runs.get(driver).push({ round, position, samples, resources, loopStall });
         progress(` ${driver.name} ${report.formatNumber(report.summarize(samples, trial).medianUs)}`);
       } catch (err) {
         errors.set(driver, `threw: ${err.message}`);
@@ -321,11 +374,13 @@ function summarizeTrial(trial, candidates, runs, errors) {
       return {
         ...identity,
         ...pooled,
+        percentilesUs: report.latencyPercentiles(runs.get(driver).flatMap((r) => r.samples)),
         ratio: ratio(pooled, base?.pooled),
         ratioToReference: ratio(pooled, reference?.pooled),
         ratioOfMedians: base ? base.pooled.medianUs / pooled.medianUs : null,
         loopStall: poolLoopStalls(runs.get(driver).map((r) => r.loopStall)),
-        rounds: runs.get(driver).map(({ round, position, samples, loopStall }) => {
+        resources: poolResources(runs.get(driver).map((r) => r.resources)),
+        rounds: runs.get(driver).map(({ round, position, samples, resources, loopStall }) => {
           const own = report.summarize(samples, trial);
           return {
             round,
@@ -334,6 +389,7 @@ function summarizeTrial(trial, candidates, runs, errors) {
             ratio: ratio(own, base?.rounds.get(round)),
             ratioToReference: ratio(own, reference?.rounds.get(round)),
             loopStall,
+            resources,
           };
         }),
       };
@@ -341,9 +397,12 @@ function summarizeTrial(trial, candidates, runs, errors) {
   };
 }
 
-/** Whether a trial runs a driver: one of its shape, and for a cold trial one marked cold. */
+/**
+ * Whether a trial runs a driver: one of its shape, for a cold trial one marked cold, and not one
+ * with more reads in flight than the trial has files (it would repeat a driver with fewer).
+ */
 function runsIn(driver, trial) {
-  return driver.shape === trial.shape && (!trial.cold || Boolean(driver.cold));
+  return driver.shape === trial.shape && (!trial.cold || Boolean(driver.cold)) && !(driver.inFlight > trial.files);
 }
 
 async function runTarget(target, trials, driverStatus, options) {
@@ -361,7 +420,7 @@ async function runTarget(target, trials, driverStatus, options) {
         continue;
       }
       const candidates = driverStatus.filter((s) => runsIn(s.driver, trial));
-      const ctx = trial.setup(scratch);
+      const ctx = trial.setup(scratch, target);
       progress(' files ready,');
       try {
         results.push(await runTrial(trial, ctx, candidates, options));
@@ -377,19 +436,20 @@ async function runTarget(target, trials, driverStatus, options) {
   return results;
 }
 
-async function main() {
+async function main(options) {
   const startedAt = new Date();
   const started = performance.now();
   const machine = report.machineInfo();
-  const options = parseOptions(process.argv.slice(2));
-  if (options.help) {
-    console.log(usage);
-    return;
-  }
   removeScratchDirsOnExit();
-  const trials = trialsFor(options.sizes, { cold: options.full }).filter((t) => !options.filter || options.filter.test(t.name));
-  if (trials.length === 0) throw new UsageError(`no trial matches --sizes and --filter${options.full ? '' : ' (cold trials need --full)'}`);
-  const driverStatus = drivers.map((d) => ({ driver: d, available: d.available() }));
+  const trials = trialsFor(options.sizes, {
+    full: options.full,
+    cold: options.full || options.devices,
+    dropCaches: options.dropCaches,
+    manyFiles: options.manyFiles,
+    treeFiles: options.treeFiles,
+  }).filter((t) => !options.filter || options.filter.test(t.name));
+  if (trials.length === 0) throw new UsageError(`no trial matches --sizes and --filter${options.full || options.devices ? '' : ' (cold trials need --full or --devices)'}`);
+  const driverStatus = drivers.filter((d) => options.full || !d.fullOnly).map((d) => ({ driver: d, available: d.available() }));
   const skipped = driverStatus.filter((s) => s.available !== true && trials.some((t) => runsIn(s.driver, t)));
   for (const shape of new Set(trials.map((t) => t.shape))) {
     const baseline = driverStatus.find((s) => s.driver.shape === shape && s.driver.baseline);
@@ -402,6 +462,7 @@ async function main() {
       throw new UsageError(`--dir ${dir}: ${err.message}`);
     }
   });
+  if (options.devices) targets.push(...deviceTargets(process.env[DEVICES_ENV]).map((d) => ({ ...describeTarget(d.dir), ...d })));
 
   const activeCount = driverStatus.filter((s) => s.available === true && trials.some((t) => runsIn(s.driver, t))).length;
   progress(`smartread bench: ${trials.length} trials × ${activeCount} drivers × ${targets.length} targets; `
@@ -428,34 +489,42 @@ async function main() {
   console.log(`machine:  ${report.describeMachine(machine)}`);
   console.log(`run time: ${report.formatDuration(durationMs)}`);
 
+  const document = {
+    format: 'smartread-bench/3',
+    startedAt: startedAt.toISOString(),
+    durationMs,
+    command: ['node', 'bench/index.js', ...process.argv.slice(2)].join(' '),
+    options: {
+      mode: options.mode,
+      devices: options.devices,
+      dropCaches: options.dropCaches,
+      sizes: options.sizes.map(sizeLabel),
+      manyFiles: options.manyFiles,
+      treeFiles: options.treeFiles,
+      full: options.full,
+      filter: options.filter ? options.filter.source : null,
+      timeMs: options.time,
+      rounds: options.rounds,
+      minSamples: MIN_SAMPLES,
+      warmupMs: WARMUP_MS,
+      coldOperationsPerRound: COLD_OPERATIONS_PER_ROUND,
+      loopResolutionMs: LOOP_RESOLUTION_MS,
+    },
+    machine,
+    engine,
+    drivers: driverStatus.map((s) => ({
+      name: s.driver.name,
+      shape: s.driver.shape,
+      async: Boolean(s.driver.async),
+      baseline: Boolean(s.driver.baseline),
+      reference: Boolean(s.driver.reference),
+      available: s.available,
+    })),
+    targets: targetResults,
+  };
+  const written = writeReports(document, options.out, startedAt);
+  console.log(`reports:  ${written.json}\n          ${written.markdown}\n          ${written.svg}`);
   if (options.json) {
-    const document = {
-      format: 'smartread-bench/2',
-      startedAt: startedAt.toISOString(),
-      durationMs,
-      options: {
-        sizes: options.sizes.map(sizeLabel),
-        full: options.full,
-        filter: options.filter ? options.filter.source : null,
-        timeMs: options.time,
-        rounds: options.rounds,
-        minSamples: MIN_SAMPLES,
-        warmupMs: WARMUP_MS,
-        coldOperationsPerRound: COLD_OPERATIONS_PER_ROUND,
-        loopResolutionMs: LOOP_RESOLUTION_MS,
-      },
-      machine,
-      engine,
-      drivers: driverStatus.map((s) => ({
-        name: s.driver.name,
-        shape: s.driver.shape,
-        async: Boolean(s.driver.async),
-        baseline: Boolean(s.driver.baseline),
-        reference: Boolean(s.driver.reference),
-        available: s.available,
-      })),
-      targets: targetResults,
-    };
     fs.writeFileSync(options.json, `${JSON.stringify(document, null, 2)}\n`);
     console.log(`json:     ${path.resolve(options.json)}`);
   }
@@ -467,25 +536,64 @@ async function main() {
   }
 }
 
-function restartWithGc() {
-  const child = spawn(process.execPath, [...process.execArgv, '--expose-gc', __filename, ...process.argv.slice(2)], {
-    stdio: 'inherit',
-  });
+/**
+ * Writes DATE-HOST.json, .md and .svg into `dir` (created if missing); DATE is the start time in
+ * ISO 8601 with '-' for ':', which file names on every system accept. Returns their paths.
+ */
+function writeReports(document, dir, startedAt) {
+  fs.mkdirSync(dir, { recursive: true });
+  const stamp = startedAt.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
+  const base = path.resolve(dir, `${stamp}-${os.hostname()}`);
+  const files = { json: `${base}.json`, markdown: `${base}.md`, svg: `${base}.svg` };
+  fs.writeFileSync(files.json, `${JSON.stringify(document, null, 2)}\n`);
+  fs.writeFileSync(files.svg, svgChart(document));
+  fs.writeFileSync(files.markdown, report.markdownReport(document, path.basename(files.svg)));
+  return files;
+}
+
+const DEVICES_ENV = 'SMARTREAD_BENCH_DEVICES';
+const DEVICES_SCRIPT = path.join(__dirname, '..', 'scripts', 'devices', 'with-devices.sh');
+
+/**
+ * Runs this script again in a child: with node's --expose-gc, and with --devices inside
+ * with-devices.sh, which sets the devices up, passes their list in SMARTREAD_BENCH_DEVICES and
+ * tears them down when the child ends.
+ */
+function restart({ withDevices }) {
+  const nodeArgs = [...process.execArgv, '--expose-gc', __filename, ...process.argv.slice(2)];
+  const child = withDevices
+    ? spawn('bash', [DEVICES_SCRIPT, process.execPath, ...nodeArgs], { stdio: 'inherit' })
+    : spawn(process.execPath, nodeArgs, { stdio: 'inherit' });
   // A signal is passed on, and this process waits for the child to clean up and exit.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? 128 + os.constants.signals[signal]));
 }
 
-if (typeof globalThis.gc !== 'function' && !process.execArgv.includes('--expose-gc')) {
-  restartWithGc();
-} else {
-  main().catch((err) => {
-    if (err instanceof UsageError) {
-      console.error(`bench: ${err.message}\n${usage}`);
-      process.exitCode = 2;
-    } else {
-      console.error(err);
-      process.exitCode = 1;
+async function start() {
+  const options = parseOptions(process.argv.slice(2));
+  if (options.help) {
+    console.log(usage);
+    return;
+  }
+  const gcExposed = typeof globalThis.gc === 'function';
+  if (options.devices && !process.env[DEVICES_ENV]) {
+    if (process.getuid() !== 0) {
+      throw new UsageError('--devices sets up block devices, mounts and a block-io cgroup: run it as root');
     }
-  });
+    restart({ withDevices: true });
+  } else if (!gcExposed) {
+    restart({ withDevices: false });
+  } else {
+    await main(options);
+  }
 }
+
+start().catch((err) => {
+  if (err instanceof UsageError) {
+    console.error(`bench: ${err.message}\n${usage}`);
+    process.exitCode = 2;
+  } else {
+    console.error(err);
+    process.exitCode = 1;
+  }
+});

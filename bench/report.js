@@ -67,28 +67,39 @@ function formatTable(columns, rows) {
   return [line(columns.map((c) => c.title)), ...rows.map(line)].join('\n');
 }
 
+/** The latency at every whole percentile 0–100 of pooled samples in ms, in µs: the distribution behind median and p99. */
+function latencyPercentiles(samplesMs) {
+  const sorted = Float64Array.from(samplesMs).sort();
+  return Array.from({ length: 101 }, (_, p) => Number((quantile(sorted, p / 100) * 1e3).toPrecision(6)));
+}
+
+const MB = 1e6;
+
+// The columns of a target's table, in the terminal and in the Markdown report alike.
 const tableColumns = [
   { title: 'trial', align: 'left' },
   { title: 'driver', align: 'left' },
   { title: 'median µs', align: 'right' },
   { title: 'p99 µs', align: 'right' },
   { title: 'ops/s', align: 'right' },
-  { title: 'files/s', align: 'right' },
   { title: 'MB/s', align: 'right' },
-  { title: 'vs base', align: 'right' },
+  { title: 'vs sync', align: 'right' },
   { title: 'vs promises', align: 'right' },
-  { title: 'loop max ms', align: 'right' },
+  { title: 'loop max/p99 ms', align: 'right' },
+  { title: 'peak RSS MB', align: 'right' },
+  { title: 'faults/op', align: 'right' },
   { title: 'rounds', align: 'left' },
 ];
 
 /** What the columns of the tables mean. */
 function legend(loopResolutionMs) {
   return [
-    'vs base: ops/s ÷ the baseline\'s (fs.readFileSync; its loop for many files) in this run, all rounds pooled',
+    'vs sync: ops/s ÷ the baseline\'s (fs.readFileSync; its loop for many files) in this run, all rounds pooled',
     'vs promises: ops/s ÷ fs.promises.readFile\'s (64 in flight for many files), likewise',
-    'rounds: vs base per round, in round order; their spread is the noise of the ratio',
-    `loop max ms: the longest event-loop stall while an async driver read (monitorEventLoopDelay, ${loopResolutionMs} ms resolution);`,
+    'rounds: vs sync per round, in round order; their spread is the noise of the ratio',
+    `loop max/p99 ms: the event loop's longest stall / worst p99 stall while an async driver read (monitorEventLoopDelay, ${loopResolutionMs} ms resolution);`,
     '  — for a sync driver, which blocks the loop for each whole read (see p99 µs)',
+    'peak RSS MB: the process\'s peak resident memory during the driver\'s timed operations; faults/op: page faults (minor + major) per operation',
   ].join('\n');
 }
 
@@ -99,23 +110,28 @@ function formatRoundRatios(rounds) {
   return `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
 }
 
-/** The table for one target: a row per trial and driver, in driver order. */
-function targetTable(targetResult) {
+function formatLoopStall(loopStall) {
+  return loopStall ? `${formatNumber(loopStall.maxMs)}/${formatNumber(loopStall.p99Ms)}` : '—';
+}
+
+/** A target's rows of cells (strings), one per trial and driver, in driver order. */
+function targetRows(targetResult) {
   const rows = [];
-  const dashes = (n) => Array(n).fill('—');
+  const blank = tableColumns.length - 3;
+  const dashes = () => Array(blank).fill('—');
   for (const trial of targetResult.trials) {
     if (trial.skipped) {
-      rows.push([trial.name, '—', ...dashes(8), `skipped: ${trial.skipped}`]);
+      rows.push([trial.name, '—', ...dashes(), `skipped: ${trial.skipped}`]);
       continue;
     }
     trial.drivers.forEach((d, i) => {
       const name = i === 0 ? trial.name : '';
       if (d.skipped) {
-        rows.push([name, d.name, ...dashes(8), 'skipped (see below)']);
+        rows.push([name, d.name, ...dashes(), `skipped: ${d.skipped}`]);
         return;
       }
       if (d.error) {
-        rows.push([name, d.name, ...dashes(8), `ERROR ${d.error}`]);
+        rows.push([name, d.name, ...dashes(), `ERROR ${d.error}`]);
         return;
       }
       rows.push([
@@ -124,22 +140,48 @@ function targetTable(targetResult) {
         formatNumber(d.medianUs),
         formatNumber(d.p99Us),
         formatNumber(d.opsPerSec),
-        formatNumber(d.filesPerSec),
         formatNumber(d.mbPerSec),
         formatRatio(d.ratio),
         formatRatio(d.ratioToReference),
-        d.loopStall ? formatNumber(d.loopStall.maxMs) : '—',
+        formatLoopStall(d.loopStall),
+        d.resources ? formatNumber(d.resources.peakRssBytes / MB) : '—',
+        d.resources ? formatNumber(d.resources.faultsPerOperation) : '—',
         d.baseline ? '' : formatRoundRatios(d.rounds),
       ]);
     });
   }
-  return formatTable(tableColumns, rows);
+  return rows;
+}
+
+/** The table for one target, as aligned text. */
+function targetTable(targetResult) {
+  return formatTable(tableColumns, targetRows(targetResult));
+}
+
+const escapeMarkdownCell = (text) => text.replace(/\|/g, '\\|');
+
+/** The same table in Markdown. */
+function targetMarkdownTable(targetResult) {
+  const line = (cells) => `| ${cells.map(escapeMarkdownCell).join(' | ')} |`;
+  return [
+    line(tableColumns.map((c) => c.title)),
+    `|${tableColumns.map((c) => (c.align === 'right' ? '---:' : ':---')).join('|')}|`,
+    ...targetRows(targetResult).map(line),
+  ].join('\n');
 }
 
 function targetHeading(target) {
+  const label = target.label ? `${target.label}${target.emulated ? ' (emulated)' : ''}: ` : '';
   const mount = target.mountPoint ? ` (${target.source} on ${target.mountPoint})` : '';
   const real = target.realpath === target.dir ? '' : ` → ${target.realpath}`;
-  return `${target.dir}${real}: ${target.fsType}${mount}`;
+  const device = target.device ? `, ${describeDevice(target.device)}` : '';
+  return `${label}${target.dir}${real}: ${target.fsType}${mount}${device}`;
+}
+
+function describeDevice(device) {
+  if (!device.name) return device.kind;
+  const rotational = device.rotational === null ? '' : `, ${device.rotational ? 'rotational' : 'non-rotational'} as the kernel reports it`;
+  return `${device.kind} ${device.name} (${device.majorMinor}${rotational})`;
 }
 
 // "always [madvise] never" → "madvise": large fresh buffers fault per page unless it allows 2 MiB pages.
@@ -155,10 +197,12 @@ function transparentHugepages() {
 function machineInfo() {
   const cpus = os.cpus();
   return {
+    hostname: os.hostname(),
     cpu: cpus.length > 0 ? cpus[0].model.trim() : 'unknown',
     cores: cpus.length,
     kernel: `${os.type()} ${os.release()}`,
     node: process.version,
+    memoryBytes: os.totalmem(),
     transparentHugepages: transparentHugepages(),
     // Taken before the run: other work on the machine is the first suspect for noisy ratios.
     loadAverage1m: Number(os.loadavg()[0].toFixed(2)),
@@ -175,14 +219,44 @@ function describeMachine(m) {
   return `${m.cpu}, ${m.cores} cores, ${m.kernel}, node ${m.node}, transparent hugepages: ${m.transparentHugepages}, 1-min load before the run ${m.loadAverage1m}`;
 }
 
+/** The run as a Markdown document: what ran where, a table per target, the chart beside it. */
+function markdownReport(document, chartFile) {
+  const o = document.options;
+  const lines = [
+    `# smartread bench, ${document.startedAt}`,
+    '',
+    `- command: \`${document.command}\``,
+    `- mode: ${o.mode}; ${o.rounds} rounds per trial, ≥${o.timeMs} ms per driver per round, ≥${o.minSamples} operations per driver over all rounds`,
+    `- run time: ${formatDuration(document.durationMs)}`,
+    `- machine: ${document.machine.hostname}: ${describeMachine(document.machine)}`,
+    `- engine: ${describeEngine(document.engine)}`,
+    '',
+    legend(o.loopResolutionMs).split('\n').map((l) => (l.startsWith('  ') ? `  ${l.trim()}` : `- ${l}`)).join('\n'),
+    '',
+  ];
+  const skipped = document.drivers.filter((d) => d.available !== true);
+  if (skipped.length > 0) {
+    lines.push('Skipped drivers:', '', ...skipped.map((d) => `- ${d.name}: ${d.available}`), '');
+  }
+  if (chartFile) lines.push(`![ops/s ÷ fs.readFileSync's, per trial and target](${chartFile})`, '');
+  for (const target of document.targets) {
+    lines.push(`## ${targetHeading(target)}`, '', targetMarkdownTable(target), '');
+  }
+  return lines.join('\n');
+}
+
 module.exports = {
   summarize,
+  latencyPercentiles,
   formatNumber,
+  formatRatio,
   formatDuration,
   legend,
   targetTable,
+  targetMarkdownTable,
   targetHeading,
   machineInfo,
   describeEngine,
   describeMachine,
+  markdownReport,
 };

@@ -3,6 +3,7 @@
 'use strict';
 const fs = require('node:fs');
 const os = require('node:os');
+const path = require('node:path');
 
 /** os.tmpdir() (the disk here), and /dev/shm (memory) where it exists. */
 function defaultTargetDirs() {
@@ -27,12 +28,59 @@ function readMounts() {
   }
 }
 
+// dev_t's encoding (glibc's major()/minor()): 12 + 20 bits of major, 8 + 12 + 12 of minor.
+function majorMinor(dev) {
+  const major = ((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn);
+  const minor = (dev & 0xffn) | ((dev >> 12n) & ~0xffn & 0xffffffffn);
+  return [Number(major), Number(minor)];
+}
+
+const readSysfs = (file) => {
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * The block device that holds `realpath`, from sysfs: { kind, name, majorMinor, rotational,
+ * backingFile? } (backingFile: a loop device's), or { kind: 'no block device' } for tmpfs,
+ * overlay and other filesystems without one. A partition is described by its disk's queue.
+ */
+function describeDevice(realpath) {
+  const [major, minor] = majorMinor(fs.statSync(realpath, { bigint: true }).dev);
+  const sysDir = `/sys/dev/block/${major}:${minor}`;
+  let dir;
+  try {
+    dir = fs.realpathSync(sysDir);
+  } catch {
+    return { kind: 'no block device', name: null, majorMinor: `${major}:${minor}`, rotational: null };
+  }
+  const name = path.basename(dir);
+  const disk = fs.existsSync(path.join(dir, 'partition')) ? path.dirname(dir) : dir;
+  const rotational = readSysfs(path.join(disk, 'queue', 'rotational'));
+  const diskName = path.basename(disk);
+  const kind = diskName.startsWith('zram') ? 'RAM block device (zram)'
+    : diskName.startsWith('loop') ? 'loop device'
+      : diskName.startsWith('nvme') ? 'NVMe disk'
+        : diskName.startsWith('vd') ? 'virtio disk'
+          : 'block device';
+  const device = { kind, name, majorMinor: `${major}:${minor}`, rotational: rotational === null ? null : rotational === '1' };
+  const backingFile = readSysfs(path.join(disk, 'loop', 'backing_file'));
+  if (backingFile) {
+    device.backingFile = backingFile;
+    device.directIo = readSysfs(path.join(disk, 'loop', 'dio')) === '1';
+  }
+  return device;
+}
+
 function isUnder(file, dir) {
   return dir === '/' || file === dir || file.startsWith(`${dir}/`);
 }
 
 /**
- * { dir, realpath, fsType, mountPoint, source } for a directory: the mount with the longest
+ * { dir, realpath, fsType, mountPoint, source, device, label, emulated, readBps, readIops } for a directory: the mount with the longest
  * mount point that contains its real path; of mounts stacked on the same point, the last
  * (the visible one). Throws when the directory does not exist.
  */
@@ -51,7 +99,30 @@ function describeTarget(dir) {
     fsType: best ? best.fsType : 'unknown',
     mountPoint: best ? best.mountPoint : null,
     source: best ? best.source : null,
+    device: describeDevice(realpath),
+    // Set for the targets of --devices (deviceTargets).
+    label: null,
+    emulated: false,
+    readBps: null,
+    readIops: null,
   };
 }
 
-module.exports = { defaultTargetDirs, describeTarget };
+/**
+ * The targets that scripts/devices/with-devices.sh set up, from the list it wrote (`file`):
+ * [{ dir, label, emulated, readBps, readIops }], limits null when reads are not throttled.
+ */
+function deviceTargets(file) {
+  return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => {
+    const [dir, label, emulated, readBps, readIops] = line.split('\t');
+    return {
+      dir,
+      label,
+      emulated: emulated === '1',
+      readBps: Number(readBps) || null,
+      readIops: Number(readIops) || null,
+    };
+  });
+}
+
+module.exports = { defaultTargetDirs, describeTarget, deviceTargets };

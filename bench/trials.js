@@ -1,16 +1,19 @@
 // The trials: which files are read, and in what state. A trial is
-//   { name, shape, bytes, files, cold?, unavailable(target), setup(dir), beforeEach?(ctx, checkAll),
-//     run(driver, ctx), teardown(ctx) }
+//   { name, shape, bytes, files, cold?, consumeAll?, unavailable(target), setup(scratch, target),
+//     beforeEach?(ctx, checkAll), run(driver, ctx), teardown(ctx) }
 // shape picks the drivers ('file': one path; 'files': an array of paths, see drivers.js).
-// unavailable(target) returns why the trial cannot run on a target, or null. setup(dir) creates
-// the trial's files in a target's scratch directory, brings them into the cache state the trial
-// is about, and returns a context; run(driver, ctx) is the one operation that is timed (it calls
-// the driver with the trial's path or paths and returns what it returned); bytes and files are
-// what one operation delivers, for MB/s and files/s; teardown(ctx) deletes the files.
+// unavailable(target) returns why the trial cannot run on a target, or null. setup(scratch,
+// target) creates the trial's files in the target's scratch directory (the tree: once, beside
+// it, see treeDir), brings them into the cache state the trial is about, and returns a context;
+// run(driver, ctx) is the one operation that is timed (it calls the driver with the trial's path
+// or paths and returns what it returned); bytes and files are what one operation delivers, for
+// MB/s and files/s; teardown(ctx) deletes the files (not the tree). consumeAll: after each read
+// every byte of the result is read (consume.js), not one per page.
 // A cold trial has beforeEach(ctx, checkAll), called before every operation, timed or not, and
 // outside the timed region: it evicts the files from the page cache and checks that they are
 // gone, every file when checkAll is set, else a sample.
 'use strict';
+const { spawnSync } = require('node:child_process');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -24,10 +27,15 @@ const units = { k: KiB, m: MiB, g: GiB };
 const defaultSizes = [4 * KiB, 64 * KiB, MiB, 16 * MiB, 128 * MiB];
 
 // The many-files trials: the issue's "2,000 files of 4 KiB".
-const MANY_FILES_COUNT = 2000;
+const DEFAULT_MANY_FILES = 2000;
 const MANY_FILES_SIZE = 4 * KiB;
-// The cold single-file trial: big enough to be about the disk's bandwidth.
-const COLD_FILE_SIZE = 128 * MiB;
+// The tree: a node_modules-like folder of this many files (see treeSpec).
+const DEFAULT_TREE_FILES = 3000;
+// Single-file reads with this many in flight: one file read that many times at once, as a
+// server reads a popular file for concurrent requests.
+const IN_FLIGHT = 64;
+// The largest file read with IN_FLIGHT in flight: 64 destinations of 1 MiB already hold 64 MiB.
+const IN_FLIGHT_MAX_SIZE = MiB;
 // Files whose eviction is checked before each operation of a cold trial (all of them before a
 // round's first): checking 2,000 files costs ~20 ms, a sample well under 1 ms.
 const COLD_CHECK_SAMPLE = 20;
@@ -51,7 +59,7 @@ function sizeLabel(bytes) {
 // a read. The size and the file's number are in the IV so that every file differs.
 const contentKey = crypto.createHash('sha256').update('smartread bench content').digest();
 
-function writeDeterministicFile(file, size, number = 0) {
+function writeDeterministicFile(file, size, number = 0, { flush = true } = {}) {
   const iv = Buffer.alloc(16);
   iv.writeBigUInt64BE(BigInt(size));
   iv.writeBigUInt64BE(BigInt(number), 8);
@@ -66,8 +74,8 @@ function writeDeterministicFile(file, size, number = 0) {
     }
     // Written back now, so that the flusher does not write 128 MiB in the middle of a timed
     // read on a disk target, and so that the pages are clean: eviction drops only clean pages.
-    // The pages stay in the cache.
-    fs.fsyncSync(fd);
+    // The pages stay in the cache. Many files are flushed at once instead (flushFileSystem).
+    if (flush) fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
   }
@@ -84,57 +92,184 @@ function writeManyFiles(dir, count, size) {
   });
 }
 
+/** Writes back every dirty page of the filesystem that holds `dir`: one syncfs for many files. */
+function flushFileSystem(dir) {
+  const result = spawnSync('sync', ['--file-system', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+  if (result.error || result.status !== 0) {
+    throw new Error(`sync --file-system ${dir} failed: ${result.error?.message ?? result.stderr.toString().trim()}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tree: a folder shaped like node_modules, made from a seeded PRNG so that it is the same
+// files of the same sizes on every run and machine.
+
+// mulberry32: a 32-bit PRNG with a one-word state; good enough to shuffle and to pick sizes.
+function prng(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+const TREE_SEED = 0x5eed;
+const TREE_FORMAT = 1;
+// The size mix, by count: most files of a node_modules folder are small sources and manifests,
+// some are bundles and maps, a few are binaries or large bundles. A size is drawn log-uniformly
+// within its class (uniformly for the large ones).
+const TREE_LARGE_SHARE = 0.002;
+const TREE_MEDIUM_SHARE = 0.1;
+const TREE_SUBDIRS = ['', 'lib', 'dist', 'src', 'lib/util', 'test', 'types'];
+const TREE_FILES_PER_PACKAGE = 15;
+
+/**
+ * The tree of `count` files: [{ path (relative), size }] in the order they are read, the size
+ * classes shuffled together. At least one file of each class when count allows.
+ */
+function treeSpec(count) {
+  const random = prng(TREE_SEED ^ count);
+  const logUniform = (lo, hi) => Math.round(Math.exp(Math.log(lo) + random() * (Math.log(hi) - Math.log(lo))));
+  const large = Math.max(1, Math.round(count * TREE_LARGE_SHARE));
+  const medium = Math.max(1, Math.round(count * TREE_MEDIUM_SHARE));
+  const sizes = Array.from({ length: count }, (_, i) => {
+    if (i < large) return MiB + Math.floor(random() * 3 * MiB);
+    if (i < large + medium) return logUniform(16 * KiB, 200 * KiB);
+    return logUniform(100, 8 * KiB);
+  });
+  for (let i = sizes.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [sizes[i], sizes[j]] = [sizes[j], sizes[i]];
+  }
+  const packages = Math.max(1, Math.ceil(count / TREE_FILES_PER_PACKAGE));
+  return sizes.map((size, i) => {
+    const pkg = `pkg-${String(Math.floor(random() * packages)).padStart(4, '0')}`;
+    const sub = TREE_SUBDIRS[Math.floor(random() * TREE_SUBDIRS.length)];
+    return { path: path.join('node_modules', pkg, sub, `file-${i}.js`), size };
+  });
+}
+
+/** Where the tree of `count` files lives on a target: made once, then reused by every run. */
+function treeDir(target, count) {
+  return path.join(target.realpath, `smartread-bench-tree-v${TREE_FORMAT}-${count}`);
+}
+
+/**
+ * The tree's paths, in read order, after making sure that it is there and whole: its manifest
+ * lists exactly its files, each of its size. A missing or damaged tree is made again, in a
+ * temporary directory renamed into place, so that an interrupted run leaves no half tree.
+ */
+function ensureTree(target, count) {
+  const spec = treeSpec(count);
+  const dir = treeDir(target, count);
+  const manifestFile = path.join(dir, 'manifest.json');
+  const expected = JSON.stringify(spec);
+  const whole = () => {
+    try {
+      if (fs.readFileSync(manifestFile, 'utf8') !== expected) return false;
+      return spec.every((f) => fs.statSync(path.join(dir, f.path)).size === f.size);
+    } catch {
+      return false;
+    }
+  };
+  if (!whole()) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    const building = fs.mkdtempSync(`${dir}.building-`);
+    try {
+      spec.forEach((f, i) => {
+        const file = path.join(building, f.path);
+        fs.mkdirSync(path.dirname(file), { recursive: true });
+        writeDeterministicFile(file, f.size, i + 1, { flush: false });
+      });
+      fs.writeFileSync(path.join(building, 'manifest.json'), expected);
+      flushFileSystem(building);
+      fs.renameSync(building, dir);
+    } catch (err) {
+      fs.rmSync(building, { recursive: true, force: true });
+      throw err;
+    }
+  }
+  return spec.map((f) => path.join(dir, f.path));
+}
+
 const runsOnAnyTarget = () => null;
 
 // Cold reads need a disk under the target: tmpfs and ramfs keep files in the page cache and
 // nowhere else, so POSIX_FADV_DONTNEED has nothing to drop.
 const memoryFileSystems = new Set(['tmpfs', 'ramfs']);
-function coldUnavailable(target) {
-  const control = pageCacheControllable();
-  if (control !== true) return control;
-  if (memoryFileSystems.has(target.fsType)) return `${target.fsType} keeps files only in memory: there is no cold read`;
-  return null;
+// On a throttled target (an emulated HDD) a cold trial whose one operation would take longer
+// than this is skipped, saying how long: a whole trial is some 20 such operations per driver.
+const COLD_OPERATION_LIMIT_S = 3;
+
+/** Why a cold trial of `files` files and `bytes` bytes per operation cannot run on a target, or null. */
+function coldUnavailable(files, bytes) {
+  return (target) => {
+    const control = pageCacheControllable();
+    if (control !== true) return control;
+    if (memoryFileSystems.has(target.fsType)) return `${target.fsType} keeps files only in memory: there is no cold read`;
+    // At least one request per file, and the bytes at the allowed bandwidth.
+    const seconds = Math.max(target.readIops ? files / target.readIops : 0, target.readBps ? bytes / target.readBps : 0);
+    if (seconds > COLD_OPERATION_LIMIT_S) {
+      return `reads are throttled here (${target.readIops} IOPS, ${(target.readBps / 1e6).toFixed(0)} MB/s): one operation would take ≥${seconds.toFixed(0)} s; --files, --tree and --sizes make it smaller`;
+    }
+    return null;
+  };
 }
 
 /**
- * Evicts every file from the page cache, then checks that nothing of them is left: all files
- * when checkAll is set, else COLD_CHECK_SAMPLE of them, a different sample each time. Throws
- * when a checked file still has cached bytes.
+ * The beforeEach of cold trials: evicts every file from the page cache, then checks that nothing
+ * of them is left: all files when checkAll is set, else COLD_CHECK_SAMPLE of them, a different
+ * sample each time. Throws when a checked file still has cached bytes. With `dropCaches` it
+ * also drops the kernel's whole page cache, dentries and inodes (/proc/sys/vm/drop_caches, root
+ * only), so that a read also looks its path and inode up from the disk, as after a reboot.
  */
-function evictFiles(ctx, checkAll) {
-  const { paths } = ctx;
-  for (const file of paths) smartread.evictFromPageCache(file);
-  const check = (file) => {
-    const { size, cached } = smartread.pageCacheResidency(file);
-    if (cached !== 0) throw new Error(`${file}: ${cached} of ${size} bytes still cached after evictFromPageCache`);
+function evictor(dropCaches) {
+  return (ctx, checkAll) => {
+    const { paths } = ctx;
+    for (const file of paths) smartread.evictFromPageCache(file);
+    if (dropCaches) fs.writeFileSync('/proc/sys/vm/drop_caches', '3');
+    const check = (file) => {
+      const { size, cached } = smartread.pageCacheResidency(file);
+      if (cached !== 0) throw new Error(`${file}: ${cached} of ${size} bytes still cached after evictFromPageCache`);
+    };
+    if (checkAll || paths.length <= COLD_CHECK_SAMPLE) {
+      paths.forEach(check);
+    } else {
+      const stride = Math.floor(paths.length / COLD_CHECK_SAMPLE);
+      for (let j = 0; j < COLD_CHECK_SAMPLE; j++) check(paths[j * stride + (ctx.evictions % stride)]);
+    }
+    ctx.evictions++;
   };
-  if (checkAll || paths.length <= COLD_CHECK_SAMPLE) {
-    paths.forEach(check);
-  } else {
-    const stride = Math.floor(paths.length / COLD_CHECK_SAMPLE);
-    for (let j = 0; j < COLD_CHECK_SAMPLE; j++) check(paths[j * stride + (ctx.evictions % stride)]);
-  }
-  ctx.evictions++;
 }
 
+const warmUp = (paths) => {
+  for (const file of paths) fs.readFileSync(file);
+};
+
+const stateName = (cold) => (cold ? 'cold' : 'warm');
+const consumeSuffix = (consumeAll) => (consumeAll ? '+consume' : '');
+
 /** One file of `size` bytes, in the page cache (warm) or evicted before every operation (cold). */
-function singleFile(size, cold) {
-  const label = sizeLabel(size);
-  const name = `${cold ? 'cold' : 'warm'}-${label}`;
+function singleFile(size, { cold = false, consumeAll = false, dropCaches = false } = {}) {
+  const name = `${stateName(cold)}-${sizeLabel(size)}${consumeSuffix(consumeAll)}`;
   return {
     name,
     shape: 'file',
     bytes: size,
     files: 1,
     cold,
-    unavailable: cold ? coldUnavailable : runsOnAnyTarget,
-    setup(dir) {
-      const file = path.join(dir, `${name}.bin`);
+    consumeAll,
+    unavailable: cold ? coldUnavailable(1, size) : runsOnAnyTarget,
+    setup(scratch) {
+      const file = path.join(scratch, `${name}.bin`);
       writeDeterministicFile(file, size);
-      if (!cold) fs.readFileSync(file);
+      if (!cold) warmUp([file]);
       return { path: file, paths: [file], evictions: 0 };
     },
-    beforeEach: cold ? evictFiles : undefined,
+    beforeEach: cold ? evictor(dropCaches) : undefined,
     run: (driver, ctx) => driver.read(ctx.path),
     teardown(ctx) {
       fs.rmSync(ctx.path, { force: true });
@@ -142,22 +277,47 @@ function singleFile(size, cold) {
   };
 }
 
+/** One cached file of `size` bytes read IN_FLIGHT times in one operation, all at once where the driver can. */
+function sameFileInFlight(size) {
+  const name = `warm-${sizeLabel(size)}-${IN_FLIGHT}inflight`;
+  return {
+    name,
+    shape: 'files',
+    bytes: IN_FLIGHT * size,
+    files: IN_FLIGHT,
+    cold: false,
+    consumeAll: false,
+    unavailable: runsOnAnyTarget,
+    setup(scratch) {
+      const file = path.join(scratch, `${name}.bin`);
+      writeDeterministicFile(file, size);
+      warmUp([file]);
+      return { path: file, paths: Array(IN_FLIGHT).fill(file), evictions: 0 };
+    },
+    run: (driver, ctx) => driver.read(ctx.paths),
+    teardown(ctx) {
+      fs.rmSync(ctx.path, { force: true });
+    },
+  };
+}
+
 /** `count` different files of `size` bytes each, all read in one operation; warm or cold as above. */
-function manyFiles(count, size, cold) {
-  const name = `${cold ? 'cold' : 'warm'}-${count}x${sizeLabel(size)}`;
+function manyFiles(count, size, { cold = false, consumeAll = false, dropCaches = false } = {}) {
+  const name = `${stateName(cold)}-${count}x${sizeLabel(size)}${consumeSuffix(consumeAll)}`;
   return {
     name,
     shape: 'files',
     bytes: count * size,
     files: count,
     cold,
-    unavailable: cold ? coldUnavailable : runsOnAnyTarget,
-    setup(dir) {
-      const paths = writeManyFiles(path.join(dir, name), count, size);
-      if (!cold) for (const file of paths) fs.readFileSync(file);
-      return { dir: path.join(dir, name), paths, evictions: 0 };
+    consumeAll,
+    unavailable: cold ? coldUnavailable(count, count * size) : runsOnAnyTarget,
+    setup(scratch) {
+      const paths = writeManyFiles(path.join(scratch, name), count, size);
+      if (!cold) warmUp(paths);
+      return { dir: path.join(scratch, name), paths, evictions: 0 };
     },
-    beforeEach: cold ? evictFiles : undefined,
+    beforeEach: cold ? evictor(dropCaches) : undefined,
     run: (driver, ctx) => driver.read(ctx.paths),
     teardown(ctx) {
       fs.rmSync(ctx.dir, { recursive: true, force: true });
@@ -165,17 +325,60 @@ function manyFiles(count, size, cold) {
   };
 }
 
+/** The tree of `count` files (treeSpec), all read in one operation; warm or cold as above. */
+function tree(count, { cold = false, consumeAll = false, dropCaches = false } = {}) {
+  const spec = treeSpec(count);
+  const bytes = spec.reduce((total, f) => total + f.size, 0);
+  return {
+    name: `${stateName(cold)}-tree${count}${consumeSuffix(consumeAll)}`,
+    shape: 'files',
+    bytes,
+    files: count,
+    cold,
+    consumeAll,
+    unavailable: cold ? coldUnavailable(count, bytes) : runsOnAnyTarget,
+    setup(scratch, target) {
+      const paths = ensureTree(target, count);
+      if (!cold) warmUp(paths);
+      return { paths, evictions: 0 };
+    },
+    beforeEach: cold ? evictor(dropCaches) : undefined,
+    run: (driver, ctx) => driver.read(ctx.paths),
+    // The tree stays for the next run.
+    teardown() {},
+  };
+}
+
 /**
- * The trials, in the order they run: a warm single file of each size in `sizes`, the warm many
- * files, and with `cold` the cold trials (a single 128 MiB file, the many files).
+ * The trials, in the order they run. Quick (the default): a warm single file of each size in
+ * `sizes`, also consumed whole at 1 MiB; 64 in flight of each size up to 64 KiB; the warm many
+ * files; the warm tree. `full` adds the consumed variant of every size, of the many files and
+ * of the tree, and 64 in flight up to 1 MiB. `cold` adds the cold trials: the largest
+ * size, the many files, the tree.
  */
-function trialsFor(sizes, { cold }) {
-  const trials = [
-    ...sizes.map((size) => singleFile(size, false)),
-    manyFiles(MANY_FILES_COUNT, MANY_FILES_SIZE, false),
-  ];
-  if (cold) trials.push(singleFile(COLD_FILE_SIZE, true), manyFiles(MANY_FILES_COUNT, MANY_FILES_SIZE, true));
+function trialsFor(sizes, {
+  full = false, cold = false, dropCaches = false, manyFiles: manyCount = DEFAULT_MANY_FILES, treeFiles = DEFAULT_TREE_FILES,
+} = {}) {
+  const trials = [];
+  for (const size of sizes) {
+    trials.push(singleFile(size));
+    if (full || size === MiB) trials.push(singleFile(size, { consumeAll: true }));
+  }
+  for (const size of sizes) {
+    if (size <= (full ? IN_FLIGHT_MAX_SIZE : 64 * KiB)) trials.push(sameFileInFlight(size));
+  }
+  trials.push(manyFiles(manyCount, MANY_FILES_SIZE));
+  if (full) trials.push(manyFiles(manyCount, MANY_FILES_SIZE, { consumeAll: true }));
+  trials.push(tree(treeFiles));
+  if (full) trials.push(tree(treeFiles, { consumeAll: true }));
+  if (cold) {
+    trials.push(
+      singleFile(Math.max(...sizes), { cold: true, dropCaches }),
+      manyFiles(manyCount, MANY_FILES_SIZE, { cold: true, dropCaches }),
+      tree(treeFiles, { cold: true, dropCaches }),
+    );
+  }
   return trials;
 }
 
-module.exports = { defaultSizes, parseSize, sizeLabel, trialsFor };
+module.exports = { defaultSizes, parseSize, sizeLabel, trialsFor, treeSpec, treeDir, DEFAULT_MANY_FILES, DEFAULT_TREE_FILES };

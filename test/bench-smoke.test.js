@@ -1,0 +1,308 @@
+// The benchmark suite at tiny sizes: one run of `bench/index.js` on a disk and a tmpfs
+// directory writes a JSON report holding every expected trial and driver with its figures (or
+// the reason it was skipped), a Markdown report with the same tables, and an SVG chart that is
+// well-formed XML with one bar per driver ratio of the JSON. And the eviction check of the cold
+// trials: a cold round starts with every file out of the page cache, and the check fails where
+// pages cannot be dropped. And the tree trial's files: the same on every run, made once and
+// reused, made again when damaged.
+'use strict';
+const { test, describe, before } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { engineInfo, pageCacheResidency } = require('smartread');
+const {
+  checkNoFdLeak, useTempDirs, makeTempDir, runToEnd, strategyUnavailableReason, setUpAsyncEngines,
+} = require('./helpers');
+const { trialsFor, treeSpec, treeDir } = require('../bench/trials');
+
+setUpAsyncEngines();
+checkNoFdLeak({ spawnsChildren: true });
+const tempDirs = useTempDirs();
+
+const native = engineInfo().engine === 'native';
+const uringReason = strategyUnavailableReason('uring');
+
+const FILES = 4;
+const TREE = 10;
+// What the run below must report: its trials, and for each shape and cache state the drivers,
+// in the bench's order. readMany auto ×256 is not among them: the trials have fewer files.
+const TRIALS = ['warm-4k', 'warm-4k+consume', `warm-${FILES}x4k`, `warm-tree${TREE}`, 'cold-4k', `cold-${FILES}x4k`];
+const DRIVERS = {
+  'warm file': ['fs.readFileSync', 'smartReadSync', 'fs.promises.readFile', 'fs.readFile (callback)', 'smartRead auto',
+    'smartRead uring', 'smartRead threadpool'],
+  'cold file': ['fs.readFileSync', 'fs.promises.readFile', 'smartRead auto', 'smartRead uring', 'smartRead threadpool'],
+  'warm files': ['fs.readFileSync loop', 'smartReadSync loop', 'fs.promises.readFile ×64', 'fs.readFile ×64 (callback)',
+    'smartRead auto ×64', 'readMany auto ×64', 'readMany uring ×64', 'readMany threadpool ×64'],
+  'cold files': ['fs.readFileSync loop', 'fs.promises.readFile ×64', 'readMany auto ×64', 'readMany uring ×64',
+    'readMany threadpool ×64'],
+};
+const BASELINES = new Set(['fs.readFileSync', 'fs.readFileSync loop']);
+const REFERENCES = new Set(['fs.promises.readFile', 'fs.promises.readFile ×64']);
+const ASYNC = /promises|callback|smartRead |readMany/;
+
+const expectedDrivers = (trial) => DRIVERS[`${trial.cold ? 'cold' : 'warm'} ${trial.files === 1 ? 'file' : 'files'}`];
+
+/** Why a driver may be skipped in this process, or null when it must run. */
+function allowedSkip(name) {
+  return /uring/.test(name) ? uringReason : null;
+}
+
+/**
+ * The first way `text` is not well-formed XML (one root element, tags closed in order, quoted
+ * attributes, no bare '&' or '<'), or null. Enough for the chart, which uses no CDATA, comments
+ * or DTD.
+ */
+function xmlProblem(text) {
+  const entity = /&(?:amp|lt|gt|quot|apos|#\d+|#x[0-9a-fA-F]+);/g;
+  const bareAmpersand = (s) => /&/.test(s.replace(entity, ''));
+  const body = text.replace(/^<\?xml[^?]*\?>\s*/, '');
+  const tag = /<(\/?)([A-Za-z][\w.:-]*)((?:\s+[\w.:-]+="[^"<]*")*)\s*(\/?)>/y;
+  const stack = [];
+  let roots = 0;
+  let i = 0;
+  while (i < body.length) {
+    if (body[i] !== '<') {
+      const end = body.indexOf('<', i) === -1 ? body.length : body.indexOf('<', i);
+      const chars = body.slice(i, end);
+      if (stack.length === 0 && chars.trim() !== '') return `text outside the root element at ${i}`;
+      if (bareAmpersand(chars)) return `bare '&' in text at ${i}`;
+      i = end;
+      continue;
+    }
+    tag.lastIndex = i;
+    const m = tag.exec(body);
+    if (!m) return `malformed tag at ${i}: ${body.slice(i, i + 60)}`;
+    const [whole, closing, name, attributes, selfClosing] = m;
+    if (bareAmpersand(attributes)) return `bare '&' in the attributes of <${name}> at ${i}`;
+    if (closing) {
+      if (selfClosing || attributes) return `malformed closing tag at ${i}`;
+      const open = stack.pop();
+      if (open !== name) return `</${name}> at ${i} closes <${open}>`;
+    } else {
+      if (stack.length === 0 && ++roots > 1) return `a second root element <${name}> at ${i}`;
+      if (!selfClosing) stack.push(name);
+    }
+    i += whole.length;
+  }
+  if (stack.length > 0) return `unclosed <${stack.at(-1)}>`;
+  return roots === 1 ? null : 'no root element';
+}
+
+const unescapeXml = (s) => s.replace(/&(amp|lt|gt|quot|apos);/g, (_, e) => ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" })[e]);
+
+describe('a bench run at tiny sizes', () => {
+  let outDir;
+  let run;
+  let reports;
+  before(async () => {
+    outDir = makeTempDir(tempDirs.disk, 'results-');
+    const filter = `^(${TRIALS.map((t) => t.replace(/\+/g, '\\+')).join('|')})$`;
+    run = await runToEnd(process.execPath, [
+      'bench/index.js', '--full', '--dir', tempDirs.disk, ...(tempDirs.tmpfs ? ['--dir', tempDirs.tmpfs] : []),
+      '--sizes', '4k', '--files', String(FILES), '--tree', String(TREE), '--time', '1', '--rounds', '1',
+      '--filter', filter, '--out', outDir,
+    ], { timeoutMs: 60000 });
+    const files = fs.readdirSync(outDir).sort();
+    reports = { files };
+    for (const [kind, ext] of [['json', '.json'], ['markdown', '.md'], ['svg', '.svg']]) {
+      const file = files.find((f) => f.endsWith(ext));
+      if (file) reports[kind] = { name: file, text: fs.readFileSync(path.join(outDir, file), 'utf8') };
+    }
+  });
+
+  test('exits with 0 and writes DATE-HOST.json, .md and .svg into --out', () => {
+    assert.equal(run.timedOut, false, 'the run finished within 60 s');
+    assert.equal(run.code, 0, `exit code; stderr:\n${run.stderr.slice(-3000)}`);
+    assert.equal(reports.files.length, 3, `files: ${reports.files.join(', ')}`);
+    const bases = new Set(reports.files.map((f) => f.replace(/\.(json|md|svg)$/, '')));
+    assert.equal(bases.size, 1, `one base name: ${[...bases].join(', ')}`);
+    assert.match([...bases][0], new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d-\\d\\d-\\d\\dZ-${require('node:os').hostname()}$`));
+    assert.match(run.stdout, /median µs +p99 µs +ops\/s +MB\/s +vs sync +vs promises +loop max\/p99 ms +peak RSS MB +faults\/op/);
+  });
+
+  test('the JSON report holds every trial on every target, and every driver measured or skipped with a reason', () => {
+    const doc = JSON.parse(reports.json.text);
+    assert.equal(doc.format, 'smartread-bench/3');
+    assert.equal(doc.machine.node, process.version);
+    assert.ok(doc.machine.cpu && doc.machine.cores > 0 && doc.machine.kernel && doc.machine.hostname, 'machine described');
+    assert.deepEqual(doc.targets.map((t) => t.dir), [tempDirs.disk, ...(tempDirs.tmpfs ? [tempDirs.tmpfs] : [])]);
+    for (const target of doc.targets) {
+      const onTmpfs = target.dir === tempDirs.tmpfs;
+      assert.equal(target.fsType === 'tmpfs', onTmpfs, `${target.dir}: fsType ${target.fsType}`);
+      assert.ok(target.device && target.device.kind, `${target.dir}: device described`);
+      assert.deepEqual(target.trials.map((t) => t.name), TRIALS, `${target.dir}: trials`);
+      for (const trial of target.trials) {
+        const where = `${target.dir} ${trial.name}`;
+        if (trial.cold && (onTmpfs || !native)) {
+          assert.match(trial.skipped, native ? /tmpfs/ : /native addon/, `${where}: skipped with the reason`);
+          continue;
+        }
+        assert.equal(trial.skipped, undefined, `${where}: not skipped`);
+        assert.deepEqual(trial.drivers.map((d) => d.name), expectedDrivers(trial), `${where}: drivers`);
+        for (const d of trial.drivers) {
+          const what = `${where} ${d.name}`;
+          assert.equal(d.error, undefined, `${what}: no error`);
+          if (d.skipped !== undefined) {
+            assert.ok(allowedSkip(d.name), `${what}: skipped (${d.skipped}) though it is available here`);
+            assert.match(d.skipped, /\S/, `${what}: skipped with a reason`);
+            continue;
+          }
+          assert.equal(d.baseline, BASELINES.has(d.name), `${what}: baseline`);
+          assert.equal(d.reference, REFERENCES.has(d.name), `${what}: reference`);
+          assert.ok(d.samples >= 1 && d.medianUs > 0 && d.p99Us >= d.medianUs && d.meanUs > 0, `${what}: latencies`);
+          assert.ok(Math.abs(d.opsPerSec - 1e6 / d.meanUs) < 1e-6 * d.opsPerSec, `${what}: ops/s is 1 / mean`);
+          assert.ok(Math.abs(d.mbPerSec - (trial.bytes * d.opsPerSec) / 1e6) < 1e-6 * d.mbPerSec, `${what}: MB/s`);
+          assert.equal(d.percentilesUs.length, 101, `${what}: percentiles 0-100`);
+          assert.ok(Math.abs(d.percentilesUs[50] - d.medianUs) <= 1e-4 * d.medianUs, `${what}: p50 is the median`);
+          const base = trial.drivers.find((b) => b.baseline);
+          const reference = trial.drivers.find((r) => r.reference);
+          assert.ok(Math.abs(d.ratio - d.opsPerSec / base.opsPerSec) < 1e-9, `${what}: ratio to the baseline`);
+          assert.ok(Math.abs(d.ratioToReference - d.opsPerSec / reference.opsPerSec) < 1e-9, `${what}: ratio to the reference`);
+          assert.equal(d.rounds.length, 1, `${what}: one round`);
+          assert.ok(d.resources.peakRssBytes > 0 && d.resources.operations >= d.samples, `${what}: resources`);
+          assert.ok(d.resources.faultsPerOperation >= 0, `${what}: faults per operation`);
+          if (ASYNC.test(d.name)) {
+            assert.equal(d.async, true, `${what}: async`);
+            assert.ok(d.loopStall && d.loopStall.maxMs >= d.loopStall.p99Ms && d.loopStall.intervals >= 0, `${what}: loop stall`);
+          } else {
+            assert.equal(d.loopStall, null, `${what}: no loop stall for a sync driver`);
+          }
+        }
+      }
+    }
+  });
+
+  test('the Markdown report has a heading and a table row for every driver of every target', () => {
+    const doc = JSON.parse(reports.json.text);
+    const md = reports.markdown.text;
+    assert.match(md, /^# smartread bench, /);
+    assert.ok(md.includes(`](${reports.svg.name})`), 'links the chart');
+    const sections = md.split(/^## /m).slice(1);
+    assert.equal(sections.length, doc.targets.length, 'a section per target');
+    doc.targets.forEach((target, i) => {
+      const section = sections[i];
+      assert.ok(section.startsWith(target.dir), `section ${i} is ${target.dir}`);
+      assert.match(section, /^\| trial \| driver \| median µs \| p99 µs \| ops\/s \| MB\/s \| vs sync \| vs promises \|/m);
+      const rows = section.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| trial '));
+      const expectedRows = target.trials.reduce((n, t) => n + (t.skipped ? 1 : t.drivers.length), 0);
+      assert.equal(rows.length, expectedRows, `${target.dir}: rows`);
+      for (const trial of target.trials.filter((t) => !t.skipped)) {
+        for (const d of trial.drivers.filter((x) => x.ratio !== undefined)) {
+          assert.ok(rows.some((r) => r.includes(`| ${d.name} |`) && r.includes(`${d.ratio.toFixed(2)}×`)), `${target.dir} ${trial.name}: a row for ${d.name}`);
+        }
+      }
+    });
+  });
+
+  test('the SVG chart is well-formed XML with one bar per driver ratio and a legend entry per charted driver', () => {
+    const doc = JSON.parse(reports.json.text);
+    const svg = reports.svg.text;
+    assert.equal(xmlProblem(svg), null, 'well-formed');
+    assert.match(svg, /<svg xmlns="http:\/\/www.w3.org\/2000\/svg" width="\d+" height="\d+"/);
+    const attribute = (tag, name) => unescapeXml(new RegExp(` ${name}="([^"]*)"`).exec(tag)[1]);
+    const bars = [...svg.matchAll(/<rect class="bar"[^>]*>/g)].map(([tag]) => ({
+      target: attribute(tag, 'data-target'),
+      trial: attribute(tag, 'data-trial'),
+      driver: attribute(tag, 'data-driver'),
+      ratio: Number(attribute(tag, 'data-ratio')),
+      height: Number(attribute(tag, 'height')),
+    }));
+    const expected = doc.targets.flatMap((t) => t.trials.filter((tr) => !tr.skipped).flatMap((tr) => tr.drivers
+      .filter((d) => !d.baseline && typeof d.ratio === 'number')
+      .map((d) => ({ target: t.dir, trial: tr.name, driver: d.name, ratio: Number(d.ratio.toFixed(4)) }))));
+    assert.ok(expected.length > 0, 'the run has ratios to chart');
+    assert.deepEqual(bars.map(({ height, ...bar }) => bar), expected);
+    assert.ok(bars.every((b) => b.height >= 1), 'every bar is visible');
+    const legend = [...svg.matchAll(/<g class="legend-item">.*?<text[^>]*>([^<]*)<\/text><\/g>/g)].map((m) => unescapeXml(m[1]));
+    assert.deepEqual(legend.sort(), [...new Set(expected.map((b) => b.driver))].sort());
+  });
+});
+
+describe('the eviction check of cold trials', () => {
+  const coldTrials = trialsFor([64 * 1024], { cold: true, manyFiles: 6, treeFiles: 8 }).filter((t) => t.cold);
+
+  for (const trial of coldTrials) {
+    test(`${trial.name}: a round starts with none of the files' pages in memory`, (t) => {
+      if (!native) {
+        t.skip(`eviction needs the native addon (${engineInfo().reason})`);
+        return;
+      }
+      const target = { realpath: tempDirs.disk, fsType: 'ext4' };
+      assert.equal(trial.unavailable(target), null);
+      const ctx = trial.setup(tempDirs.disk, target);
+      try {
+        for (const file of ctx.paths) fs.readFileSync(file);
+        const total = ctx.paths.reduce((n, file) => n + fs.statSync(file).size, 0);
+        const cachedNow = () => ctx.paths.reduce((n, file) => n + pageCacheResidency(file).cached, 0);
+        assert.equal(cachedNow(), total, 'every page cached after a read');
+        trial.beforeEach(ctx, true);
+        assert.equal(cachedNow(), 0, 'nothing cached at the start of a round');
+        // The operations after a round's first check a sample, but still evict every file.
+        for (const file of ctx.paths) fs.readFileSync(file);
+        trial.beforeEach(ctx, false);
+        assert.equal(cachedNow(), 0, 'nothing cached before a later operation');
+      } finally {
+        trial.teardown(ctx);
+      }
+    });
+  }
+
+  test('the check fails when pages stay in memory (tmpfs cannot drop them)', (t) => {
+    if (!native) {
+      t.skip(`eviction needs the native addon (${engineInfo().reason})`);
+      return;
+    }
+    if (!tempDirs.tmpfs) {
+      t.skip('no tmpfs at /dev/shm');
+      return;
+    }
+    const trial = coldTrials.find((x) => x.files === 1);
+    // The trial refuses tmpfs targets; its eviction step is called here anyway, to see it fail.
+    assert.match(trial.unavailable({ realpath: tempDirs.tmpfs, fsType: 'tmpfs' }), /tmpfs/);
+    const ctx = trial.setup(tempDirs.tmpfs, { realpath: tempDirs.tmpfs, fsType: 'tmpfs' });
+    try {
+      assert.throws(() => trial.beforeEach(ctx, true), /still cached after evictFromPageCache/);
+    } finally {
+      trial.teardown(ctx);
+    }
+  });
+});
+
+describe('the tree of the tree trials', () => {
+  test('is the same files of the same sizes every time, with the size mix of a node_modules folder', () => {
+    const spec = treeSpec(3000);
+    assert.deepEqual(treeSpec(3000), spec, 'deterministic');
+    assert.equal(new Set(spec.map((f) => f.path)).size, 3000, 'distinct paths');
+    const KiB = 1024;
+    const small = spec.filter((f) => f.size >= 100 && f.size <= 8 * KiB).length;
+    const medium = spec.filter((f) => f.size >= 16 * KiB && f.size <= 200 * KiB).length;
+    const large = spec.filter((f) => f.size >= 1024 * KiB && f.size <= 4096 * KiB).length;
+    assert.equal(small + medium + large, 3000, 'every file in one of the three classes');
+    assert.ok(small > 2500 && medium >= 200 && medium <= 400 && large >= 2 && large <= 10, `mix ${small}/${medium}/${large}`);
+    assert.ok(spec.slice(0, 100).some((f) => f.size > 8 * KiB), 'the classes are shuffled together');
+    assert.ok(spec.every((f) => f.path.startsWith('node_modules/pkg-')), 'under node_modules/pkg-*');
+  });
+
+  test('is made once per target, reused by the next run, and made again when a file is damaged', () => {
+    const dir = makeTempDir(tempDirs.disk, 'tree-');
+    const target = { realpath: dir, fsType: 'ext4' };
+    const trial = trialsFor([4096], { treeFiles: 30 }).find((t) => t.name === 'warm-tree30');
+    const spec = treeSpec(30);
+    const first = trial.setup(dir, target);
+    assert.deepEqual(first.paths, spec.map((f) => path.join(treeDir(target, 30), f.path)));
+    assert.deepEqual(first.paths.map((file) => fs.statSync(file).size), spec.map((f) => f.size));
+    assert.equal(trial.bytes, spec.reduce((n, f) => n + f.size, 0));
+    // A file of our own in the tree survives a reuse, and goes when the tree is made again.
+    const marker = path.join(treeDir(target, 30), 'marker');
+    fs.writeFileSync(marker, '');
+    trial.teardown(first);
+    assert.equal(trial.setup(dir, target).paths.length, 30);
+    assert.ok(fs.existsSync(marker), 'reused, not made again');
+    fs.truncateSync(first.paths[7], 1);
+    trial.setup(dir, target);
+    assert.equal(fs.existsSync(marker), false, 'made again');
+    assert.equal(fs.statSync(first.paths[7]).size, spec[7].size, 'the damaged file is whole again');
+    assert.deepEqual(fs.readdirSync(dir), [path.basename(treeDir(target, 30))], 'no half-made tree left beside it');
+  });
+});
