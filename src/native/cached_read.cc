@@ -44,10 +44,18 @@ bool InMemoryFilesystem(int fd) {
 }
 
 // Reads without waiting: RWF_NOWAIT, or a plain read where the file lives in memory.
-ssize_t ReadIfCached(int fd, uint8_t* data, size_t size) {
+ssize_t ReadIfCached(FastPathHints& hints, int fd, dev_t dev, uint8_t* data, size_t size) {
+  if (hints.InMemory(dev)) return ReadFully(fd, data, size, 0);
   const ssize_t n = ReadFully(fd, data, size, 0, RWF_NOWAIT);
-  if (n == -EOPNOTSUPP && InMemoryFilesystem(fd)) return ReadFully(fd, data, size, 0);
+  if (n == -EOPNOTSUPP && InMemoryFilesystem(fd)) {
+    hints.SetInMemory(dev);
+    return ReadFully(fd, data, size, 0);
+  }
   return n;
+}
+
+bool FitsFastPath(const struct stat& st) {
+  return S_ISREG(st.st_mode) && st.st_size > 0 && static_cast<uint64_t>(st.st_size) <= kCachedMax;
 }
 
 enum class Outcome { kHit, kMiss, kFailed, kJsException };
@@ -58,34 +66,43 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
                    int64_t pool_offset, napi_value* value, size_t* pooled, Failure* failure) {
   // Flags that create or truncate are never for the fast path (RESOLVE_CACHED refuses them).
   if ((flags & (O_CREAT | O_TRUNC | O_TMPFILE)) != 0) return Outcome::kMiss;
-  // What the path names is looked at before it is opened: opening a FIFO would wait for a
-  // writer (or, nonblocking, release one that waits, whose writes then find no reader), and
-  // opening a device may act on it. An O_PATH descriptor opens nothing.
+  // What the path names is looked at before it is opened, unless it named a small regular
+  // file last time: opening a FIFO would wait for a writer (or, nonblocking, release one that
+  // waits, whose writes then find no reader), and opening a device may act on it. An O_PATH
+  // descriptor opens nothing.
+  FastPathHints& hints = instance.fast_path;
   open_how how{};
-  how.flags = static_cast<uint64_t>(O_PATH | O_CLOEXEC | (flags & (O_NOFOLLOW | O_DIRECTORY)));
   how.resolve = RESOLVE_CACHED;
-  const int probe = static_cast<int>(syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how));
-  if (probe < 0) {
-    if (IsMiss(errno)) return Outcome::kMiss;
-    *failure = Failure::Errno(errno, Syscall::kOpen);
-    return Outcome::kFailed;
-  }
   struct stat st;
-  const int stat_result = fstat(probe, &st);
-  close(probe);
-  if (stat_result < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-      static_cast<uint64_t>(st.st_size) > kCachedMax) {
+  const bool known_regular = hints.KnownRegular(path);
+  if (!known_regular) {
+    how.flags = static_cast<uint64_t>(O_PATH | O_CLOEXEC | (flags & (O_NOFOLLOW | O_DIRECTORY)));
+    const int probe = static_cast<int>(syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how));
+    if (probe < 0) {
+      if (IsMiss(errno)) return Outcome::kMiss;
+      *failure = Failure::Errno(errno, Syscall::kOpen);
+      return Outcome::kFailed;
+    }
+    const int stat_result = fstat(probe, &st);
+    close(probe);
     // Files without a size, and large ones, are for the engines that do not hold the loop.
-    return Outcome::kMiss;
+    if (stat_result < 0 || !FitsFastPath(st)) return Outcome::kMiss;
   }
-  // Nonblocking in case the name was replaced by a FIFO since the probe.
+  // Nonblocking in case the name no longer names a regular file.
   how.flags = static_cast<uint64_t>(flags | O_CLOEXEC | O_NONBLOCK);
   const int fd = static_cast<int>(syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how));
   if (fd < 0) {
+    if (known_regular) hints.SetRegular(path, false);
     if (IsMiss(errno)) return Outcome::kMiss;
     *failure = Failure::Errno(errno, Syscall::kOpen);
     return Outcome::kFailed;
   }
+  if (fstat(fd, &st) < 0 || !FitsFastPath(st)) {
+    hints.SetRegular(path, false);
+    close(fd);
+    return Outcome::kMiss;
+  }
+  if (!known_regular) hints.SetRegular(path, true);
   Outcome outcome = Outcome::kMiss;
   const size_t size = static_cast<size_t>(st.st_size);
   const bool pool = pool_offset >= 0 && size <= Instance::kPooledMax &&
@@ -98,7 +115,7 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     close(fd);
     return Outcome::kJsException;
   }
-  const ssize_t n = ReadIfCached(fd, dest.data, size);
+  const ssize_t n = ReadIfCached(hints, fd, st.st_dev, dest.data, size);
   if (n < 0) {
     if (!IsMiss(static_cast<int>(-n))) {
       *failure = Failure::Errno(static_cast<int>(-n), Syscall::kRead);

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "fast_path_hints.h"
+
 namespace smartread {
 
 struct Instance {
@@ -27,6 +29,9 @@ struct Instance {
   napi_ref pool_ref = nullptr;
   uint8_t* pool_data = nullptr;
   size_t pool_length = 0;
+
+  // What the cache-hit fast path learnt from earlier reads.
+  FastPathHints fast_path;
 
   uint8_t* Scratch() {
     if (!scratch) scratch.reset(new uint8_t[kScratchSize]);

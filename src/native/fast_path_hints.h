@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+// What the cache-hit fast path remembers between reads, to spare syscalls on the next ones.
+#pragma once
+
+#include <sys/types.h>
+#include <time.h>
+
+#include <cstdint>
+#include <cstring>
+#include <unordered_set>
+#include <vector>
+
+namespace smartread {
+
+class FastPathHints {
+ public:
+  // Names that named a small regular file when last read: the next read of one opens it
+  // directly instead of looking first (a FIFO or a device is never opened on the event loop;
+  // a name that changed kind meanwhile is caught by fstat after the open, which is nonblocking
+  // so that even then nothing waits). Kept as 64-bit hashes; a collision only skips the look.
+  bool KnownRegular(const char* path) const { return regular_.count(Hash(path)) != 0; }
+  void SetRegular(const char* path, bool regular) {
+    if (!regular) {
+      regular_.erase(Hash(path));
+      return;
+    }
+    if (regular_.size() >= kMaxRegular) regular_.clear();
+    regular_.insert(Hash(path));
+  }
+
+  // Devices found to be tmpfs or ramfs, which refuse RWF_NOWAIT and need no waiting: for a
+  // second at a time, so that a device number freed by an unmount and given to another
+  // filesystem is soon looked at again.
+  bool InMemory(dev_t dev) const {
+    const int64_t now = NowNs();
+    for (const auto& [known, until] : memory_devs_) {
+      if (known == dev && now < until) return true;
+    }
+    return false;
+  }
+  void SetInMemory(dev_t dev) {
+    const int64_t until = NowNs() + kMemoryDevTtlNs;
+    for (auto& [known, expiry] : memory_devs_) {
+      if (known == dev) {
+        expiry = until;
+        return;
+      }
+    }
+    if (memory_devs_.size() >= kMaxMemoryDevs) memory_devs_.erase(memory_devs_.begin());
+    memory_devs_.emplace_back(dev, until);
+  }
+
+ private:
+  static constexpr size_t kMaxRegular = 16384;
+  static constexpr size_t kMaxMemoryDevs = 16;
+  static constexpr int64_t kMemoryDevTtlNs = 1000000000;
+
+  // FNV-1a: short paths, few cycles.
+  static uint64_t Hash(const char* path) {
+    uint64_t h = 1469598103934665603ULL;
+    for (const unsigned char* p = reinterpret_cast<const unsigned char*>(path); *p != 0; p++) {
+      h = (h ^ *p) * 1099511628211ULL;
+    }
+    return h;
+  }
+  static int64_t NowNs() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+  }
+
+  std::unordered_set<uint64_t> regular_;
+  std::vector<std::pair<dev_t, int64_t>> memory_devs_;
+};
+
+}  // namespace smartread
