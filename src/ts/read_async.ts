@@ -169,11 +169,22 @@ export async function readMany(paths: Iterable<PathOrFd>, options?: ReadManyOpti
   const results: Array<Buffer | string | SettledRead<Buffer | string>> = new Array(list.length);
   let next = 0;
   let failed = false;
+  // Cache hits are taken at once, without a promise each; after a run of them (counted over
+  // all the lanes: they start one after another in this same turn) every lane waits for the
+  // event loop to turn, so that a list of cached files cannot hold it for long.
+  let hitsSinceTurn = 0;
+  let turn: Promise<void> | null = null;
+  const nextTurn = () => turn ??= new Promise<void>((resolve) => setImmediate(() => {
+    turn = null;
+    hitsSinceTurn = 0;
+    resolve();
+  }));
   const lane = async () => {
-    // Cache hits are taken at once, without a promise each; after a run of them the lane lets
-    // the event loop turn, so that a list of cached files cannot hold it for long.
-    let hitsInARow = 0;
     while (!failed && next < list.length) {
+      if (hitsSinceTurn >= kHitsBeforeYield) {
+        await nextTurn();
+        continue;
+      }
       const i = next++;
       try {
         if (common.signal?.aborted) throw abortError(common.signal, readMany);
@@ -182,12 +193,8 @@ export async function readMany(paths: Iterable<PathOrFd>, options?: ReadManyOpti
         let value: Buffer | string;
         if (now !== null) {
           value = shape(now, req, list[i], readMany);
-          if (++hitsInARow === kHitsBeforeYield) {
-            hitsInARow = 0;
-            await new Promise(setImmediate);
-          }
+          hitsSinceTurn++;
         } else {
-          hitsInARow = 0;
           value = await perform(req, list[i], readMany);
         }
         results[i] = settle ? { status: 'fulfilled', value } : value;
