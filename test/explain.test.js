@@ -69,6 +69,25 @@ test('a file on tmpfs: filesystem tmpfs, no block device, its st_dev', (t) => {
   assert.equal(device.block, undefined);
 });
 
+test('tmpfs: always in memory, so a file up to the limit always takes the fast path (without RWF_NOWAIT, which tmpfs refuses)', async (t) => {
+  if (tempDirs.tmpfs === undefined) {
+    t.skip('/dev/shm is not a tmpfs here');
+    return;
+  }
+  for (const size of [1, 4 * KiB, 100 * KiB, 256 * KiB, 256 * KiB + 1]) {
+    const file = writePattern(path.join(tempDirs.tmpfs, `always-${size}`), size);
+    const { strategy, reason } = explain(file);
+    if (!native) assert.equal(strategy, 'js');
+    else if (size <= 256 * KiB) {
+      assert.equal(strategy, 'fast-path', `${size} bytes: ${reason}`);
+      assert.match(reason, /always in memory on tmpfs/);
+    } else {
+      assert.equal(strategy, nextRung);
+    }
+    assertSameBytes(await smartRead(file), fs.readFileSync(file), `${size} bytes on tmpfs`);
+  }
+});
+
 test('a file on the disk temp dir: the filesystem mountinfo names, the block device sysfs names', (t) => {
   const file = writePattern(path.join(tempDirs.disk, 'small'), 4 * KiB);
   const { device } = explain(file);

@@ -31,6 +31,7 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("readFileSync", &Addon::ReadFileSyncMethod),
         InstanceMethod("threadpoolRead", &Addon::ThreadpoolReadMethod),
         InstanceMethod("cachedRead", &Addon::CachedReadMethod),
+        InstanceMethod("setFastPath", &Addon::SetFastPath),
         InstanceMethod("evictFromPageCache", &Addon::EvictMethod),
         InstanceMethod("pageCacheResidency", &Addon::ResidencyMethod),
         InstanceValue("features", features, napi_enumerable),
@@ -67,6 +68,19 @@ class Addon : public Napi::Addon<Addon> {
 
   Napi::Value ReadFileSyncMethod(const Napi::CallbackInfo& info) {
     return ReadFileSync(info, instance_);
+  }
+
+  // setFastPath({ maxSize, memoryFilesystems }): the fast path's policy (see Instance).
+  Napi::Value SetFastPath(const Napi::CallbackInfo& info) {
+    Napi::Object policy = info[0].As<Napi::Object>();
+    instance_.fast_path_max =
+        static_cast<uint64_t>(policy.Get("maxSize").As<Napi::Number>().DoubleValue());
+    Napi::Array types = policy.Get("memoryFilesystems").As<Napi::Array>();
+    instance_.memory_filesystems.clear();
+    for (uint32_t i = 0; i < types.Length(); i++) {
+      instance_.memory_filesystems.push_back(types.Get(i).As<Napi::Number>().Int64Value());
+    }
+    return info.Env().Undefined();
   }
 
   Napi::Value CachedReadMethod(const Napi::CallbackInfo& info) {

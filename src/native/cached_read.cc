@@ -5,10 +5,12 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "args.h"
@@ -20,16 +22,21 @@ namespace smartread {
 
 namespace {
 
-// A hit copies the file on the calling thread: past this size the copy alone would hold the
-// event loop for more than a few tens of microseconds.
-constexpr uint64_t kCachedMax = uint64_t{256} << 10;
-
 // Errors that mean "not through this path", not "this file cannot be read": the kernel would
 // have to block (EAGAIN), or it lacks openat2 (ENOSYS, 5.6), RESOLVE_CACHED (EINVAL, 5.12),
 // RWF_NOWAIT for this file (EOPNOTSUPP), or a seccomp filter refuses the call (EPERM is
 // ambiguous, so it is left to the other engines to report).
 bool IsMiss(int err) {
   return err == EAGAIN || err == ENOSYS || err == EINVAL || err == EOPNOTSUPP || err == EPERM;
+}
+
+// Whether the open file is on a filesystem the policy names as memory-backed.
+bool OnMemoryFilesystem(int fd, const Instance& instance) {
+  if (instance.memory_filesystems.empty()) return false;
+  struct statfs fs;
+  if (fstatfs(fd, &fs) < 0) return false;
+  const auto& types = instance.memory_filesystems;
+  return std::find(types.begin(), types.end(), static_cast<int64_t>(fs.f_type)) != types.end();
 }
 
 }  // namespace
@@ -53,7 +60,7 @@ Napi::Value CachedRead(const Napi::CallbackInfo& info, Instance& instance) {
   struct stat st;
   if (fstat(fd, &st) < 0) {
     failure = Failure::Errno(errno, Syscall::kFstat);
-  } else if (!S_ISREG(st.st_mode) || st.st_size <= 0 || static_cast<uint64_t>(st.st_size) > kCachedMax) {
+  } else if (!S_ISREG(st.st_mode) || st.st_size <= 0 || static_cast<uint64_t>(st.st_size) > instance.fast_path_max) {
     // Files without a size, and large ones, are for the engines that do not hold the loop.
   } else {
     const size_t size = static_cast<size_t>(st.st_size);
@@ -67,7 +74,11 @@ Napi::Value CachedRead(const Napi::CallbackInfo& info, Instance& instance) {
       close(fd);
       return Napi::Value();
     }
-    const ssize_t n = ReadFully(fd, dest.data, size, 0, RWF_NOWAIT);
+    ssize_t n = ReadFully(fd, dest.data, size, 0, RWF_NOWAIT);
+    // shmem refuses RWF_NOWAIT (EOPNOTSUPP, Linux 6.18 still), although its pages are never
+    // waited for: without this every tmpfs read would miss. Asked only after the refusal, so
+    // other filesystems pay no fstatfs.
+    if (n == -EOPNOTSUPP && OnMemoryFilesystem(fd, instance)) n = ReadFully(fd, dest.data, size, 0, 0);
     if (n < 0) {
       if (!IsMiss(static_cast<int>(-n))) failure = Failure::Errno(static_cast<int>(-n), Syscall::kRead);
     } else if (pooled) {

@@ -12,10 +12,11 @@ namespace smartread {
 //   -> Buffer | bytes read into the pool | {errno, syscall} | null
 // openat2(RESOLVE_CACHED) then preadv2(RWF_NOWAIT), on the calling thread: both succeed only
 // when the path's dentries and the file's pages are in memory, and fail with EAGAIN instead
-// of waiting for a disk. null means "not a hit" (not cached, not a regular file, too large for
-// the fast path, or a kernel without these calls): nothing was left open and the caller reads
-// it another way. An error the path resolution or the file gives for certain is returned as
-// such. Pooling as readFileSync's.
+// of waiting for a disk. On the filesystems setFastPath names as memory-backed, where the kernel
+// refuses RWF_NOWAIT (tmpfs), a plain read, which cannot wait there either. null means "not a
+// hit" (not cached, not a regular file, over setFastPath's maxSize, or a kernel without these
+// calls): nothing was left open and the caller reads it another way. An error the path
+// resolution or the file gives for certain is returned as such. Pooling as readFileSync's.
 Napi::Value CachedRead(const Napi::CallbackInfo& info, Instance& instance);
 
 }  // namespace smartread

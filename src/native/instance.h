@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace smartread {
 
@@ -27,6 +28,12 @@ struct Instance {
   napi_ref pool_ref = nullptr;
   uint8_t* pool_data = nullptr;
   size_t pool_length = 0;
+
+  // The fast path's policy, set by the TypeScript layer (device.ts owns the table): the largest
+  // file it reads, and the statfs f_types whose pages are always in memory (tmpfs, ramfs), on
+  // which a plain read cannot wait for a device even where RWF_NOWAIT is refused.
+  uint64_t fast_path_max = uint64_t{256} << 10;
+  std::vector<int64_t> memory_filesystems;
 
   uint8_t* Scratch() {
     if (!scratch) scratch.reset(new uint8_t[kScratchSize]);

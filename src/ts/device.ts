@@ -82,6 +82,12 @@ export function filesystemName(fType: number): string {
   return filesystemMagic.get(fType >>> 0) ?? 'unknown';
 }
 
+/** The statfs f_type of a filesystem named in the table. */
+export function filesystemMagicNumber(name: string): number {
+  for (const [magic, known] of filesystemMagic) if (known === name) return magic;
+  throw new Error(`smartread: no statfs magic number for '${name}'`);
+}
+
 /** MAJ:MIN of a dev_t, with glibc's encoding (major(3), minor(3)). */
 export function majorMinor(dev: bigint): string {
   const major = ((dev >> 8n) & 0xfffn) | ((dev >> 32n) & 0xfffff000n);

@@ -1,6 +1,7 @@
 // The engine this process reads with: the addon when it loads, else the pure-JS engine.
 import { loadNative, type Engine, type LoadReport, type NativeBinding, type RawResult } from './native';
 import { jsEngine } from './js_engine';
+import { fastPathPolicy } from './fast_path';
 
 /** A read that succeeds only if it need not wait (the file is cached), else null. */
 export type CachedRead = (target: string | Buffer, flags: number) => RawResult | null;
@@ -13,6 +14,7 @@ const kPooledMax = 4096;
 
 // The addon's synchronous readers, with the pool they share.
 function nativeReaders(binding: NativeBinding): { engine: Engine; cachedRead: CachedRead } {
+  binding.setFastPath(fastPathPolicy());
   let pool = Buffer.allocUnsafeSlow(0);
   let offset = kPoolSize;
   // Where the next small result may go; a new slab when this one is full.

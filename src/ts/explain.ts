@@ -5,6 +5,7 @@ import { commonOptions, request } from './read_async';
 import { uringAvailability, type Strategy } from './strategies';
 import { deviceOf, type DeviceInfo } from './device';
 import { failureToError } from './errors';
+import { fastPathMaxSize, memoryFilesystems } from './fast_path';
 import type { PathOrFd } from './args';
 import type { RawFailure, RawResult } from './native';
 
@@ -25,8 +26,6 @@ export interface ExplainOptions {
   flag?: string | number;
 }
 
-// src/native/cached_read.cc kCachedMax: the largest file the fast path reads.
-const kFastPathMax = 256 * 1024;
 // src/native/uring/read_file.cc kChunk: a larger file is read by io_uring in chunks this size.
 const kUringChunk = 2 * 1024 * 1024;
 
@@ -52,7 +51,7 @@ function missReason(st: fs.BigIntStats): string {
   const size = Number(st.size);
   if (!st.isFile()) return 'not a regular file, so not for the fast path';
   if (size === 0) return 'stat gives no size (an empty or procfs-like file), so not for the fast path';
-  if (size > kFastPathMax) return `${size} bytes > the fast path's ${kFastPathMax}`;
+  if (size > fastPathMaxSize) return `${size} bytes > the fast path's ${fastPathMaxSize}`;
   return 'not readable without waiting (its pages or its path were not in memory, or the filesystem refuses non-blocking reads): the fast path missed';
 }
 
@@ -85,7 +84,10 @@ export function explain(path: PathOrFd, options?: ExplainOptions | null): Explan
   let why = '';
   if (engine.readNow !== undefined) {
     if (probe !== null) {
-      return explained('fast-path', `cached in memory and ${st.size} bytes ≤ ${kFastPathMax}: read on the calling thread (openat2 RESOLVE_CACHED, preadv2 RWF_NOWAIT)`);
+      const how = memoryFilesystems.includes(device.filesystem)
+        ? `always in memory on ${device.filesystem}, and ${st.size} bytes ≤ ${fastPathMaxSize}: read on the calling thread (openat2 RESOLVE_CACHED, then a plain read: ${device.filesystem} refuses RWF_NOWAIT)`
+        : `cached in memory and ${st.size} bytes ≤ ${fastPathMaxSize}: read on the calling thread (openat2 RESOLVE_CACHED, preadv2 RWF_NOWAIT)`;
+      return explained('fast-path', how);
     }
     why = isPath ? missReason(st) : 'a file descriptor does not take the fast path';
   }

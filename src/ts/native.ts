@@ -40,6 +40,9 @@ export interface NativeBinding {
   /** The cache-hit fast path: the file read without blocking (openat2 RESOLVE_CACHED, preadv2
    * RWF_NOWAIT), or null when that is not possible; pooled like readFileSync. Paths only. */
   cachedRead(target: string | Buffer, flags: number, poolOffset: number): RawResult | number | null;
+  /** cachedRead's policy: the largest file it reads, and the statfs f_types of filesystems
+   * whose pages are always in memory (read without RWF_NOWAIT, which they refuse). */
+  setFastPath(policy: { maxSize: number; memoryFilesystems: number[] }): void;
   /** AsyncRead on libuv's thread pool. */
   threadpoolRead: AsyncRead;
   /** Sets the ring up on first use: null when io_uring is usable, else why not. Absent when
