@@ -197,6 +197,9 @@ test('files without a size: procfs and character devices', () => {
     assert.equal(proc.strategy, nextRung);
     assert.match(proc.reason, /no size/);
     assert.match(devNull.reason, /not a regular file/);
+    const dir = explain(tempDirs.disk);
+    assert.equal(dir.strategy, nextRung);
+    if (nextRung === 'uring') assert.match(dir.reason, /EISDIR/);
   }
 });
 

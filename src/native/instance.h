@@ -29,10 +29,11 @@ struct Instance {
   uint8_t* pool_data = nullptr;
   size_t pool_length = 0;
 
-  // The fast path's policy, set by the TypeScript layer (device.ts owns the table): the largest
-  // file it reads, and the statfs f_types whose pages are always in memory (tmpfs, ramfs), on
-  // which a plain read cannot wait for a device even where RWF_NOWAIT is refused.
-  uint64_t fast_path_max = uint64_t{256} << 10;
+  // The fast path's policy, set by the TypeScript loader (fast_path.ts owns it) before any read:
+  // the largest file it reads (0: none), and the statfs f_types whose pages are always in
+  // memory (tmpfs, ramfs), on which a plain read cannot wait for a device where RWF_NOWAIT is
+  // refused.
+  uint64_t fast_path_max = 0;
   std::vector<int64_t> memory_filesystems;
 
   uint8_t* Scratch() {

@@ -36,6 +36,7 @@ function isFailure(result: RawResult | number | null): result is RawFailure {
 // What io_uring does with a file of this stat.
 function onRing(st: fs.BigIntStats): { strategy: ReadPath; reason: string } {
   const size = Number(st.size);
+  if (st.isDirectory()) return { strategy: 'uring', reason: 'io_uring tries it, and the read fails with EISDIR as in node:fs' };
   if (!st.isFile() || size === 0) {
     return { strategy: 'uring', reason: 'io_uring reads it to EOF (stat gives no size)' };
   }
