@@ -170,6 +170,17 @@ test('a forced strategy is explained as that engine', () => {
   }
 });
 
+test("explain never creates or changes a file, even with flags that would ('w+', 'a+')", () => {
+  const file = writePattern(path.join(tempDirs.disk, 'kept'), 4 * KiB);
+  fs.readFileSync(file);
+  const truncating = explain(file, { flag: 'w+' });
+  assert.equal(fs.statSync(file).size, 4 * KiB);
+  assert.equal(truncating.strategy, native ? nextRung : 'js', 'openat2 RESOLVE_CACHED refuses O_TRUNC: no fast path');
+  const missing = path.join(tempDirs.disk, 'not-created');
+  assert.deepEqual(errorFacts(thrownBy(() => explain(missing, { flag: 'a+' }))), errorFacts(thrownBy(() => fs.statSync(missing))));
+  assert.equal(fs.existsSync(missing), false);
+});
+
 test('an fd is explained without the fast path, on the device of its file', () => {
   const file = writePattern(path.join(tempDirs.disk, 'by-fd'), 3 * MiB);
   const fd = fs.openSync(file, 'r');
