@@ -26,6 +26,7 @@ class Addon : public Napi::Addon<Addon> {
 #else
     features.Set("liburing", false);
 #endif
+    features.Set("fastPathMax", static_cast<double>(kCachedMax));
     DefineAddon(exports, {
         InstanceMethod("setup", &Addon::Setup),
         InstanceMethod("setPool", &Addon::SetPool),

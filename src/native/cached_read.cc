@@ -23,10 +23,6 @@ namespace smartread {
 
 namespace {
 
-// A hit copies the file on the calling thread: past this size the copy alone would hold the
-// event loop for more than a few tens of microseconds.
-constexpr uint64_t kCachedMax = uint64_t{256} << 10;
-
 // Errors that mean "not through this path", not "this file cannot be read": the kernel would
 // have to block (EAGAIN), or it lacks openat2 (ENOSYS, 5.6), RESOLVE_CACHED (EINVAL, 5.12),
 // RWF_NOWAIT for this file (EOPNOTSUPP), or a seccomp filter refuses the call (EPERM is

@@ -4,9 +4,15 @@
 
 #include <napi.h>
 
+#include <cstdint>
+
 #include "instance.h"
 
 namespace smartread {
+
+// A hit copies the file on the calling thread: past this size the copy alone would hold the
+// event loop for more than a few tens of microseconds.
+constexpr uint64_t kCachedMax = uint64_t{256} << 10;
 
 // cachedRead(target: string | Buffer, flags: number, poolOffset: number)
 //   -> Buffer | bytes read into the pool | {errno, syscall} | null

@@ -30,3 +30,6 @@ export function engineInfo(): EngineInfo {
     uring: typeof ring === 'string' ? { available: false, reason: ring } : { available: true },
   };
 }
+export { explain } from './explain';
+export type { Explanation, ExplainOptions, ReadPath } from './explain';
+export type { BlockDevice, DeviceInfo, DeviceKind } from './device';

@@ -29,7 +29,8 @@ export type AsyncRead = (target: string | Buffer | number, flags: number, statUs
 
 export interface NativeBinding {
   setup(options: { maxLength: number }): void;
-  readonly features: { liburing: boolean };
+  /** What the addon was built with: liburing, and the fast path's size limit. */
+  readonly features: { liburing: boolean; fastPathMax: number };
   /** The slab that small results are read into from now on (held by the addon). */
   setPool(pool: Buffer): void;
   /** Engine.readFileSync, plus: a regular file of at most 4 KiB that fits in the pool after

@@ -21,7 +21,7 @@ export interface ReadManyOptions extends SmartReadOptions {
 export type SettledRead<T> = { status: 'fulfilled'; value: T } | { status: 'rejected'; reason: Error };
 
 // What a read needs once its arguments are known to be valid.
-interface Request {
+export interface Request {
   engine: AsyncEngine;
   target: string | Buffer | number;
   flags: number;
@@ -29,14 +29,15 @@ interface Request {
   signal: AbortSignal | undefined;
 }
 
-interface Common {
+export interface Common {
   engine: AsyncEngine;
   encoding: Request['encoding'];
   signal: AbortSignal | undefined;
   flag: unknown;
 }
 
-function commonOptions(options: unknown, caller: Function): Common {
+/** The options every read shares, validated; the engine the strategy names, or its error. */
+export function commonOptions(options: unknown, caller: Function): Common {
   const { encoding, flag, signal } = getOptions(options, caller);
   const strategy = (options !== null && typeof options === 'object'
     ? (options as SmartReadOptions).strategy : undefined) ?? 'auto';
@@ -48,7 +49,8 @@ function commonOptions(options: unknown, caller: Function): Common {
   return { engine, encoding, signal, flag };
 }
 
-function request(path: unknown, common: Common, caller: Function): Request {
+/** One read's validated path or fd and open flags. */
+export function request(path: unknown, common: Common, caller: Function): Request {
   if (isFd(path)) {
     if (path < 0) throw outOfRange('fd', '>= 0 && <= 2147483647', path, caller);
     // An fd is already open: like fs.readFile, the flag is not looked at.

@@ -1,0 +1,103 @@
+// explain(): how smartRead would read a file right now, why, and what device the file is on.
+import * as fs from 'node:fs';
+import { loadReport, native } from './engine';
+import { commonOptions, request } from './read_async';
+import { uringAvailability, type Strategy } from './strategies';
+import { deviceOf, type DeviceInfo } from './device';
+import { failureToError } from './errors';
+import { fastPathMaxSize, memoryFilesystems } from './fast_path';
+import type { PathOrFd } from './args';
+import type { RawFailure, RawResult } from './native';
+
+/** The way a read goes: a rung of 'auto', or the engine a forced strategy names. */
+export type ReadPath = 'fast-path' | 'uring' | 'uring-chunked' | 'threadpool' | 'sync' | 'js';
+
+export interface Explanation {
+  strategy: ReadPath;
+  /** Why, in a sentence. */
+  reason: string;
+  device: DeviceInfo;
+}
+
+export interface ExplainOptions {
+  /** As smartRead's: 'auto' (the default) or the strategy to explain. */
+  strategy?: Strategy;
+  /** As smartRead's: the open flags the read would use. */
+  flag?: string | number;
+}
+
+// src/native/uring/read_file.cc kChunk: a larger file is read by io_uring in chunks this size.
+const kUringChunk = 2 * 1024 * 1024;
+
+function isFailure(result: RawResult | number | null): result is RawFailure {
+  return result !== null && typeof result === 'object' && (result as RawFailure).errno !== undefined;
+}
+
+// What io_uring does with a file of this stat.
+function onRing(st: fs.BigIntStats): { strategy: ReadPath; reason: string } {
+  const size = Number(st.size);
+  if (st.isDirectory()) return { strategy: 'uring', reason: 'io_uring tries it, and the read fails with EISDIR as in node:fs' };
+  if (!st.isFile() || size === 0) {
+    return { strategy: 'uring', reason: 'io_uring reads it to EOF (stat gives no size)' };
+  }
+  if (size > kUringChunk) {
+    return { strategy: 'uring-chunked', reason: `io_uring reads its ${size} bytes (> ${kUringChunk}) in ${kUringChunk}-byte chunks, several in flight` };
+  }
+  return { strategy: 'uring', reason: `io_uring reads its ${size} bytes (≤ ${kUringChunk}) in one READ` };
+}
+
+// Why a path the fast path was tried on did not take it. (The page cache cannot tell after the
+// fact: a refused RWF_NOWAIT read starts readahead, so the pages may be arriving by now.)
+function missReason(st: fs.BigIntStats): string {
+  const size = Number(st.size);
+  if (!st.isFile()) return 'not a regular file, so not for the fast path';
+  if (size === 0) return 'stat gives no size (an empty or procfs-like file), so not for the fast path';
+  if (size > fastPathMaxSize) return `${size} bytes > the fast path's ${fastPathMaxSize}`;
+  return 'not readable without waiting (its pages or its path were not in memory, or the filesystem refuses non-blocking reads): the fast path missed';
+}
+
+/**
+ * How `smartRead(path, options)` would read the file now: the fast path (tried for real, as
+ * smartRead tries it), io_uring (chunked for large files), the thread pool, the calling thread,
+ * or node:fs on the pure-JS engine; with the reason and the device the file is on. Takes a path
+ * or an fd; throws smartRead's argument errors, and fs.statSync's (fs.fstatSync's) for a file
+ * that cannot be looked at. Never creates or changes a file.
+ */
+export function explain(path: PathOrFd, options?: ExplainOptions | null): Explanation {
+  const common = commonOptions(options, explain);
+  const { engine, target, flags } = request(path, common, explain);
+  const isPath = typeof target !== 'number';
+  // The probe runs before stat: a stat would put the path in the dentry cache, where
+  // RESOLVE_CACHED then finds it although a read of a path never looked up would miss.
+  const probe = native !== null && engine.readNow !== undefined && isPath
+    ? native.cachedRead(target, flags, -1) : null;
+  const st = isPath ? fs.statSync(target, { bigint: true }) : fs.fstatSync(target, { bigint: true });
+  if (isFailure(probe)) throw failureToError(probe, path, target, explain);
+  const device = deviceOf(st.dev, isPath ? target : `/proc/self/fd/${target}`);
+  const explained = (strategy: ReadPath, reason: string): Explanation => ({ strategy, reason, device });
+
+  if (native === null) {
+    const how = engine.name === 'sync' ? 'fs.readFileSync on the calling thread' : "node:fs's asynchronous reads";
+    return explained('js', `the native addon is not in use (${loadReport.reason}): ${how}`);
+  }
+  if (engine.name === 'sync') return explained('sync', "strategy 'sync': open, fstat, read and close on the calling thread");
+  const forced = options != null && typeof options === 'object' && (options.strategy ?? 'auto') !== 'auto';
+  let why = '';
+  if (engine.readNow !== undefined) {
+    if (probe !== null) {
+      const how = memoryFilesystems.includes(device.filesystem)
+        ? `always in memory on ${device.filesystem}, and ${st.size} bytes ≤ ${fastPathMaxSize}: read on the calling thread (openat2 RESOLVE_CACHED, then a plain read: ${device.filesystem} refuses RWF_NOWAIT)`
+        : `cached in memory and ${st.size} bytes ≤ ${fastPathMaxSize}: read on the calling thread (openat2 RESOLVE_CACHED, preadv2 RWF_NOWAIT)`;
+      return explained('fast-path', how);
+    }
+    why = isPath ? missReason(st) : 'a file descriptor does not take the fast path';
+  }
+  const lead = why === '' ? '' : `${why}; `;
+  if (engine.name === 'threadpool') {
+    const ring = uringAvailability();
+    const because = typeof ring === 'string' && !forced ? `io_uring unavailable: ${ring}` : "strategy 'threadpool'";
+    return explained('threadpool', `${lead}${because}; the thread pool reads it (open, fstat, read, close)`);
+  }
+  const ring = onRing(st);
+  return explained(ring.strategy, `${lead}${forced ? "strategy 'uring': " : ''}${ring.reason}`);
+}
