@@ -30,6 +30,7 @@ const TREE = 10;
 const TRIALS = ['warm-4k', 'warm-4k+consume', `warm-${FILES}x4k`, `warm-tree${TREE}`, 'cold-4k', `cold-${FILES}x4k`];
 const DRIVERS = {
   'warm file': ['fs.readFileSync', 'smartReadSync', 'fs.promises.readFile', 'fs.readFile (callback)', 'smartRead auto',
+    'smartRead auto, metrics counting', 'smartRead auto, metrics off',
     'smartRead uring', 'smartRead threadpool'],
   'cold file': ['fs.readFileSync', 'fs.promises.readFile', 'smartRead auto', 'smartRead uring', 'smartRead threadpool'],
   'warm files': ['fs.readFileSync loop', 'smartReadSync loop', 'fs.promises.readFile ×64', 'fs.readFile ×64 (callback)',

@@ -26,10 +26,11 @@ class Addon : public Napi::Addon<Addon> {
 #else
     features.Set("liburing", false);
 #endif
-    features.Set("fastPathMax", static_cast<double>(kCachedMax));
     DefineAddon(exports, {
         InstanceMethod("setup", &Addon::Setup),
         InstanceMethod("setPool", &Addon::SetPool),
+        InstanceMethod("tuning", &Addon::GetTuning),
+        InstanceMethod("setTuning", &Addon::SetTuning),
         InstanceMethod("readFileSync", &Addon::ReadFileSyncMethod),
         InstanceMethod("threadpoolRead", &Addon::ThreadpoolReadMethod),
         InstanceMethod("cachedRead", &Addon::CachedReadMethod),
@@ -56,6 +57,28 @@ class Addon : public Napi::Addon<Addon> {
     Napi::Object options = info[0].As<Napi::Object>();
     instance_.max_length =
         static_cast<uint64_t>(options.Get("maxLength").As<Napi::Number>().DoubleValue());
+    return info.Env().Undefined();
+  }
+
+  // tuning() -> { fastPathMax, uringChunk, uringInFlight, uringAsyncFrom }
+  Napi::Value GetTuning(const Napi::CallbackInfo& info) {
+    Napi::Object out = Napi::Object::New(info.Env());
+    out.Set("fastPathMax", static_cast<double>(instance_.tuning.fast_path_max));
+    out.Set("uringChunk", static_cast<double>(instance_.tuning.uring_chunk));
+    out.Set("uringInFlight", instance_.tuning.uring_in_flight);
+    out.Set("uringAsyncFrom", static_cast<double>(instance_.tuning.uring_async_from));
+    return out;
+  }
+
+  // setTuning({ fastPathMax, uringChunk, uringInFlight, uringAsyncFrom }), validated in JS.
+  // Reads already started keep what they began with.
+  Napi::Value SetTuning(const Napi::CallbackInfo& info) {
+    Napi::Object in = info[0].As<Napi::Object>();
+    Tuning& t = instance_.tuning;
+    t.fast_path_max = static_cast<uint64_t>(in.Get("fastPathMax").As<Napi::Number>().DoubleValue());
+    t.uring_chunk = static_cast<uint64_t>(in.Get("uringChunk").As<Napi::Number>().DoubleValue());
+    t.uring_in_flight = in.Get("uringInFlight").As<Napi::Number>().Uint32Value();
+    t.uring_async_from = static_cast<uint64_t>(in.Get("uringAsyncFrom").As<Napi::Number>().DoubleValue());
     return info.Env().Undefined();
   }
 

@@ -50,8 +50,10 @@ ssize_t ReadIfCached(FastPathHints& hints, int fd, dev_t dev, uint8_t* data, siz
   return n;
 }
 
-bool FitsFastPath(const struct stat& st) {
-  return S_ISREG(st.st_mode) && st.st_size > 0 && static_cast<uint64_t>(st.st_size) <= kCachedMax;
+// A hit copies the file on the calling thread: past the limit (Tuning::fast_path_max) the copy
+// alone would hold the event loop too long.
+bool FitsFastPath(const struct stat& st, uint64_t max) {
+  return S_ISREG(st.st_mode) && st.st_size > 0 && static_cast<uint64_t>(st.st_size) <= max;
 }
 
 enum class Outcome { kHit, kMiss, kFailed, kJsException };
@@ -82,7 +84,7 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     const int stat_result = fstat(probe, &st);
     close(probe);
     // Files without a size, and large ones, are for the engines that do not hold the loop.
-    if (stat_result < 0 || !FitsFastPath(st)) return Outcome::kMiss;
+    if (stat_result < 0 || !FitsFastPath(st, instance.tuning.fast_path_max)) return Outcome::kMiss;
   }
   // Nonblocking in case the name no longer names a regular file.
   how.flags = static_cast<uint64_t>(flags | O_CLOEXEC | O_NONBLOCK);
@@ -93,7 +95,7 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     *failure = Failure::Errno(errno, Syscall::kOpen);
     return Outcome::kFailed;
   }
-  if (fstat(fd, &st) < 0 || !FitsFastPath(st)) {
+  if (fstat(fd, &st) < 0 || !FitsFastPath(st, instance.tuning.fast_path_max)) {
     hints.SetRegular(path, false);
     close(fd);
     return Outcome::kMiss;

@@ -10,9 +10,6 @@
 
 namespace smartread {
 
-// A hit copies the file on the calling thread: past this size the copy alone would hold the
-// event loop for more than a few tens of microseconds.
-constexpr uint64_t kCachedMax = uint64_t{256} << 10;
 
 // cachedRead(target: string | Buffer, flags: number, poolOffset: number)
 //   -> Buffer | bytes read into the pool | {errno, syscall} | null

@@ -12,7 +12,21 @@
 
 namespace smartread {
 
+// What a calibration profile may change (see src/ts/tuning.ts), with the defaults measured on
+// the machines smartread was written on.
+struct Tuning {
+  // The cache-hit fast path reads files up to this size on the calling thread.
+  uint64_t fast_path_max = uint64_t{256} << 10;
+  // io_uring reads a larger file in chunks of this size, this many in flight.
+  uint64_t uring_chunk = uint64_t{2} << 20;
+  uint32_t uring_in_flight = 8;
+  // From this size on, io_uring's reads run on its workers rather than inline at submission.
+  uint64_t uring_async_from = uint64_t{512} << 10;
+};
+
 struct Instance {
+  Tuning tuning;
+
   // buffer.constants.MAX_LENGTH of this runtime, set by the TypeScript loader: the largest file
   // a Buffer can hold.
   uint64_t max_length = uint64_t{1} << 32;

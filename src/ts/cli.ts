@@ -2,7 +2,9 @@
 // The smartread command: explain how files would be read, and run the benchmark.
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
+import * as fs from 'node:fs';
 import { explain, type Explanation } from './explain';
+import { calibrate, profileTable } from './calibrate';
 import { strategyNames, type Strategy } from './strategies';
 
 const usage = `usage: smartread <command> [arguments]
@@ -11,6 +13,10 @@ commands:
   explain [--strategy S] [--json] <path>...
       how smartRead would read each file now (fast path, io_uring, thread pool...), why,
       and the filesystem and device it is on. S: ${strategyNames.join(', ')} (default auto).
+  calibrate [--quick] [--cold-size BYTES] [--out FILE] [dir]
+      measures in dir (default: the temp dir) up to which size the fast path pays and which
+      io_uring chunking reads a cold file fastest; writes the profile (default
+      ./smartread-profile.json) for SMARTREAD_PROFILE=FILE or useProfile(FILE).
   bench [options]
       the benchmark suite (npm run bench); 'smartread bench --help' lists its options.
   help, --help, -h
@@ -69,6 +75,48 @@ function explainCommand(args: string[]): number {
   return status;
 }
 
+async function calibrateCommand(args: string[]): Promise<number> {
+  let quick = false;
+  let coldSize: number | undefined;
+  let out = 'smartread-profile.json';
+  let dir: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '--quick') {
+      quick = true;
+    } else if (arg === '--cold-size' || arg === '--out') {
+      const value = args[++i];
+      if (value === undefined) {
+        process.stderr.write(`smartread calibrate: ${arg} needs a value\n`);
+        return 2;
+      }
+      if (arg === '--out') {
+        out = value;
+      } else {
+        coldSize = Number(value);
+        if (!Number.isSafeInteger(coldSize) || coldSize < 1) {
+          process.stderr.write(`smartread calibrate: --cold-size must be a number of bytes, not ${value}\n`);
+          return 2;
+        }
+      }
+    } else if (arg.startsWith('-') || dir !== undefined) {
+      process.stderr.write(`smartread calibrate: unexpected ${arg}\n\n${usage}`);
+      return 2;
+    } else {
+      dir = arg;
+    }
+  }
+  try {
+    const profile = await calibrate({ dir, coldSize, quick, log: (line) => process.stderr.write(`${line}\n`) });
+    fs.writeFileSync(out, `${JSON.stringify(profile, null, 2)}\n`);
+    process.stdout.write(`${profileTable(profile)}\n\nprofile written to ${out}: use it with SMARTREAD_PROFILE=${out} or useProfile('${out}')\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`smartread calibrate: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
 // The benchmark ships with the package: bench/index.js beside dist/.
 function benchCommand(args: string[]): number {
   const script = path.resolve(__dirname, '..', 'bench', 'index.js');
@@ -80,13 +128,15 @@ function benchCommand(args: string[]): number {
   return run.status ?? 1;
 }
 
-function main(argv: string[]): number {
+async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'explain':
       return explainCommand(rest);
     case 'bench':
       return benchCommand(rest);
+    case 'calibrate':
+      return calibrateCommand(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -99,4 +149,6 @@ function main(argv: string[]): number {
   }
 }
 
-process.exitCode = main(process.argv.slice(2));
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});

@@ -12,7 +12,7 @@ export interface FsError extends Error {
 
 // Node's internal errors carry their code in the stack's first line
 // ("TypeError [ERR_INVALID_ARG_TYPE]: ..."), then behave as plain TypeErrors.
-function withCode<T extends Error>(err: T, code: string, caller: Function): T & { code: string } {
+export function withCode<T extends Error>(err: T, code: string, caller: Function): T & { code: string } {
   Error.captureStackTrace(err, caller);
   err.name = `${err.name} [${code}]`;
   void err.stack;

@@ -5,7 +5,7 @@ import { commonOptions, request } from './read_async';
 import { uringAvailability, type Strategy } from './strategies';
 import { deviceOf, type DeviceInfo } from './device';
 import { failureToError } from './errors';
-import { fastPathMaxSize, memoryFilesystems } from './fast_path';
+import { tuning } from './tuning';
 import type { PathOrFd } from './args';
 import type { RawFailure, RawResult } from './native';
 
@@ -26,8 +26,9 @@ export interface ExplainOptions {
   flag?: string | number;
 }
 
-// src/native/uring/read_file.cc kChunk: a larger file is read by io_uring in chunks this size.
-const kUringChunk = 2 * 1024 * 1024;
+// Filesystems whose pages are always in memory. Linux refuses RWF_NOWAIT on them (shmem:
+// EOPNOTSUPP), so the fast path reads them with a plain read, which cannot wait for a device.
+const memoryFilesystems: readonly string[] = ['tmpfs', 'ramfs'];
 
 function isFailure(result: RawResult | number | null): result is RawFailure {
   return result !== null && typeof result === 'object' && (result as RawFailure).errno !== undefined;
@@ -36,12 +37,13 @@ function isFailure(result: RawResult | number | null): result is RawFailure {
 // What io_uring does with a file of this stat.
 function onRing(st: fs.BigIntStats): { strategy: ReadPath; reason: string } {
   const size = Number(st.size);
+  const { uringChunk: kUringChunk, uringInFlight } = tuning();
   if (st.isDirectory()) return { strategy: 'uring', reason: 'io_uring tries it, and the read fails with EISDIR as in node:fs' };
   if (!st.isFile() || size === 0) {
     return { strategy: 'uring', reason: 'io_uring reads it to EOF (stat gives no size)' };
   }
   if (size > kUringChunk) {
-    return { strategy: 'uring-chunked', reason: `io_uring reads its ${size} bytes (> ${kUringChunk}) in ${kUringChunk}-byte chunks, several in flight` };
+    return { strategy: 'uring-chunked', reason: `io_uring reads its ${size} bytes (> ${kUringChunk}) in ${kUringChunk}-byte chunks, ${uringInFlight} in flight` };
   }
   return { strategy: 'uring', reason: `io_uring reads its ${size} bytes (≤ ${kUringChunk}) in one READ` };
 }
@@ -50,6 +52,7 @@ function onRing(st: fs.BigIntStats): { strategy: ReadPath; reason: string } {
 // fact: a refused RWF_NOWAIT read starts readahead, so the pages may be arriving by now.)
 function missReason(st: fs.BigIntStats): string {
   const size = Number(st.size);
+  const fastPathMaxSize = tuning().fastPathMax;
   if (!st.isFile()) return 'not a regular file, so not for the fast path';
   if (size === 0) return 'stat gives no size (an empty or procfs-like file), so not for the fast path';
   if (size > fastPathMaxSize) return `${size} bytes > the fast path's ${fastPathMaxSize}`;
@@ -85,6 +88,7 @@ export function explain(path: PathOrFd, options?: ExplainOptions | null): Explan
   let why = '';
   if (engine.readNow !== undefined) {
     if (probe !== null) {
+      const fastPathMaxSize = tuning().fastPathMax;
       const how = memoryFilesystems.includes(device.filesystem)
         ? `always in memory on ${device.filesystem}, and ${st.size} bytes ≤ ${fastPathMaxSize}: read on the calling thread (openat2 RESOLVE_CACHED, then a plain read: ${device.filesystem} refuses RWF_NOWAIT)`
         : `cached in memory and ${st.size} bytes ≤ ${fastPathMaxSize}: read on the calling thread (openat2 RESOLVE_CACHED, preadv2 RWF_NOWAIT)`;

@@ -9,6 +9,8 @@ export { AbortError } from './errors';
 export { evictFromPageCache, pageCacheResidency } from './page_cache';
 export { metrics, readChannel, latencyBuckets } from './metrics';
 export { prefetch } from './prefetch';
+export { tuning, setTuning, useProfile } from './tuning';
+export type { Tuning, Profile } from './tuning';
 export type { PrefetchResult } from './prefetch';
 export type { Metrics, MetricsSnapshot, PromClientRegistry, ServedBy, StrategyMetrics } from './metrics';
 export type { ReadManyOptions, SettledRead, SmartReadOptions } from './read_async';

@@ -29,8 +29,10 @@ export type AsyncRead = (target: string | Buffer | number, flags: number, statUs
 
 export interface NativeBinding {
   setup(options: { maxLength: number }): void;
-  /** What the addon was built with: liburing, and the fast path's size limit. */
-  readonly features: { liburing: boolean; fastPathMax: number };
+  readonly features: { liburing: boolean };
+  /** The thresholds of this environment (instance.h Tuning), and a change of them. */
+  tuning(): { fastPathMax: number; uringChunk: number; uringInFlight: number; uringAsyncFrom: number };
+  setTuning(tuning: { fastPathMax: number; uringChunk: number; uringInFlight: number; uringAsyncFrom: number }): void;
   /** The slab that small results are read into from now on (held by the addon). */
   setPool(pool: Buffer): void;
   /** Engine.readFileSync, plus: a regular file of at most 4 KiB that fits in the pool after

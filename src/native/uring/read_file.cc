@@ -19,13 +19,13 @@ namespace uring {
 
 namespace {
 
-// A file up to this size is one READ, hard-linked to its CLOSE.
-constexpr uint64_t kChunk = uint64_t{2} << 20;
-// From this size on, reads are punted to io_uring's workers (IOSQE_ASYNC): a cached file would
-// otherwise be copied inline, on the JS thread, during submission, holding the loop for the
-// whole file (200 reads of 4 MiB started in one tick all finished inside it); the workers copy
-// on the other core and fault the destination in parallel.
-constexpr uint64_t kAsyncFrom = uint64_t{512} << 10;
+// The chunk size, the chunks in flight and the size from which reads are punted to io_uring's
+// workers come from the environment's Tuning (defaults in instance.h). A file up to one chunk
+// is one READ, hard-linked to its CLOSE. From uring_async_from on, reads run on the workers
+// (IOSQE_ASYNC): a cached file would otherwise be copied inline, on the JS thread, during
+// submission, holding the loop for the whole file (200 reads of 4 MiB started in one tick all
+// finished inside it); the workers copy on the other core and fault the destination in
+// parallel.
 constexpr size_t kFirstBlock = size_t{64} << 10;
 // A read at the file's current position, for files that have none of their own (pipes) and
 // user fds, whose position node:fs honours.
@@ -146,7 +146,10 @@ void FileRead::BeginRead(bool regular, uint64_t size) {
     dest_ = dest.data;
     size_ = size;
     valid_end_ = size;
-    chunked_async_ = size >= kAsyncFrom;
+    const Tuning& tuning = ring_->tuning();
+    chunk_ = std::max<uint64_t>(tuning.uring_chunk, 4096);
+    chunks_in_flight_ = std::clamp<size_t>(tuning.uring_in_flight, 1, kMaxChunks);
+    chunked_async_ = size >= tuning.uring_async_from;
   } else {
     to_eof_ = true;
     capacity_ = kFirstBlock;
@@ -182,11 +185,11 @@ void FileRead::ScheduleReads() {
     return;
   }
   // A user fd is read in order from its position; a file we opened, in parallel chunks.
-  const size_t max_in_flight = fixed ? kMaxChunks : 1;
+  const size_t max_in_flight = fixed ? chunks_in_flight_ : 1;
   while (next_offset_ < valid_end_ && in_flight_ < max_in_flight) {
     Op* op = FreeReadOp();
     if (op == nullptr) return;
-    const uint64_t length = std::min(kChunk, valid_end_ - next_offset_);
+    const uint64_t length = std::min(chunk_, valid_end_ - next_offset_);
     const uint64_t offset = next_offset_;
     next_offset_ += length;
     ring_->Reserve(2);

@@ -27,7 +27,8 @@ namespace uring {
 // until then, and its descriptor slot is returned.
 class FileRead {
  public:
-  static constexpr size_t kMaxChunks = 8;
+  // The most chunks one read may have in flight (Tuning::uring_in_flight is capped here).
+  static constexpr size_t kMaxChunks = 16;
   static constexpr size_t kMaxOps = 3 + kMaxChunks;
 
   FileRead(Ring* ring, uint32_t id, napi_deferred deferred, std::string path, int user_fd,
@@ -85,6 +86,8 @@ class FileRead {
   uint64_t next_offset_ = 0;
   uint64_t valid_end_ = 0;
   bool chunked_async_ = false;
+  uint64_t chunk_ = 0;
+  size_t chunks_in_flight_ = 1;
   // A file without one: a malloc'd block grown to EOF.
   bool to_eof_ = false;
   bool eof_ = false;

@@ -55,6 +55,7 @@ class Ring {
   // Used by FileRead.
   napi_env env() const { return env_; }
   uint64_t max_length() const { return instance_->max_length; }
+  const Tuning& tuning() const { return instance_->tuning; }
   // An SQE whose completion goes to `op` (nullptr: a cancel request); submits to make room
   // when the SQ is full.
   io_uring_sqe* Sqe(Op* op);

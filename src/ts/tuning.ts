@@ -1,0 +1,93 @@
+// The thresholds 'auto' and io_uring read by, and calibration profiles that set them.
+import * as fs from 'node:fs';
+import { native } from './engine';
+import { invalidArgValue, withCode } from './errors';
+
+export interface Tuning {
+  /** The cache-hit fast path reads cached files up to this many bytes on the calling thread. */
+  fastPathMax: number;
+  /** io_uring reads a larger file in chunks of this many bytes... */
+  uringChunk: number;
+  /** ...with this many in flight (1 to 16). */
+  uringInFlight: number;
+  /** From this size on, io_uring's reads run on its workers, not inline at submission. */
+  uringAsyncFrom: number;
+}
+
+/** What `smartread calibrate` writes: the tuning it chose, and what it measured to choose it. */
+export interface Profile {
+  version: 1;
+  tuning: Tuning;
+  [detail: string]: unknown;
+}
+
+const MiB = 1024 * 1024;
+const limits: Record<keyof Tuning, { min: number; max: number; multipleOf?: number }> = {
+  fastPathMax: { min: 0, max: 64 * MiB },
+  uringChunk: { min: 4096, max: 64 * MiB, multipleOf: 4096 },
+  uringInFlight: { min: 1, max: 16 },
+  uringAsyncFrom: { min: 0, max: Number.MAX_SAFE_INTEGER },
+};
+const names = Object.keys(limits) as Array<keyof Tuning>;
+
+// The addon's own defaults (instance.h); the JS engine keeps the same numbers to report.
+let current: Tuning = native ? native.tuning() : { fastPathMax: 256 * 1024, uringChunk: 2 * MiB, uringInFlight: 8, uringAsyncFrom: 512 * 1024 };
+
+/** The thresholds in use in this thread. */
+export function tuning(): Tuning {
+  return { ...current };
+}
+
+/** Changes some thresholds (reads already started keep theirs); returns them all. */
+export function setTuning(changes: Partial<Tuning>): Tuning {
+  if (changes === null || typeof changes !== 'object') {
+    throw invalidArgValue('changes', changes, 'must be an object', setTuning);
+  }
+  const next = { ...current };
+  for (const [name, value] of Object.entries(changes)) {
+    const limit = limits[name as keyof Tuning];
+    if (limit === undefined) {
+      throw invalidArgValue(`changes.${name}`, value, `is not a threshold (${names.join(', ')})`, setTuning);
+    }
+    if (!Number.isSafeInteger(value) || value < limit.min || value > limit.max ||
+        (limit.multipleOf !== undefined && value % limit.multipleOf !== 0)) {
+      const multiple = limit.multipleOf ? `, a multiple of ${limit.multipleOf}` : '';
+      throw invalidArgValue(`changes.${name}`, value, `must be an integer from ${limit.min} to ${limit.max}${multiple}`, setTuning);
+    }
+    next[name as keyof Tuning] = value;
+  }
+  native?.setTuning(next);
+  current = next;
+  return tuning();
+}
+
+/** Applies a profile written by `smartread calibrate`: a path to its JSON, or the object. */
+export function useProfile(profile: string | Profile): Tuning {
+  let data: unknown = profile;
+  if (typeof profile === 'string') {
+    try {
+      data = JSON.parse(fs.readFileSync(profile, 'utf8'));
+    } catch (err) {
+      throw withCode(new Error(`smartread: cannot read the profile ${profile}: ${(err as Error).message}`), 'ERR_SMARTREAD_BAD_PROFILE', useProfile);
+    }
+  }
+  const p = data as Partial<Profile> | null;
+  if (p === null || typeof p !== 'object' || p.version !== 1 || p.tuning === null || typeof p.tuning !== 'object') {
+    throw withCode(new Error('smartread: not a calibration profile (expected { version: 1, tuning: {...} })'), 'ERR_SMARTREAD_BAD_PROFILE', useProfile);
+  }
+  try {
+    return setTuning(p.tuning);
+  } catch (err) {
+    throw withCode(new Error(`smartread: a bad profile: ${(err as Error).message}`), 'ERR_SMARTREAD_BAD_PROFILE', useProfile);
+  }
+}
+
+// SMARTREAD_PROFILE names a profile to use from the start. A bad one must not stop the
+// package from loading: it is reported as a warning, and the defaults stay.
+if (process.env.SMARTREAD_PROFILE) {
+  try {
+    useProfile(process.env.SMARTREAD_PROFILE);
+  } catch (err) {
+    process.emitWarning((err as Error).message, { code: 'SMARTREAD_PROFILE' });
+  }
+}
