@@ -61,7 +61,8 @@ enum class Outcome { kHit, kMiss, kFailed, kJsException };
 // One fast-path read of `path`. A hit leaves a Buffer in *value, or, when the result went into
 // the pool at pool_offset (>= 0 to allow it), nullptr there and the byte count in *pooled.
 Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags,
-                   int64_t pool_offset, napi_value* value, size_t* pooled, Failure* failure) {
+                   const Confinement& confinement, int64_t pool_offset, napi_value* value,
+                   size_t* pooled, Failure* failure) {
   // Flags that create or truncate are never for the fast path (RESOLVE_CACHED refuses them).
   if ((flags & (O_CREAT | O_TRUNC | O_TMPFILE)) != 0) return Outcome::kMiss;
   // What the path names is looked at before it is opened, unless it named a small regular
@@ -70,12 +71,16 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
   // descriptor opens nothing.
   FastPathHints& hints = instance.fast_path;
   open_how how{};
-  how.resolve = RESOLVE_CACHED;
+  how.resolve = RESOLVE_CACHED | confinement.resolve;
+  const int dirfd = confinement.dirfd >= 0 ? confinement.dirfd : AT_FDCWD;
   struct stat st;
-  const bool known_regular = hints.KnownRegular(path);
+  // Confined reads always look first: their names are relative to a root whose descriptor
+  // number may name another directory on the next call.
+  const bool remember = !confinement.confined();
+  const bool known_regular = remember && hints.KnownRegular(path);
   if (!known_regular) {
     how.flags = static_cast<uint64_t>(O_PATH | O_CLOEXEC | (flags & (O_NOFOLLOW | O_DIRECTORY)));
-    const int probe = static_cast<int>(syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how));
+    const int probe = static_cast<int>(syscall(SYS_openat2, dirfd, path, &how, sizeof how));
     if (probe < 0) {
       if (IsMiss(errno)) return Outcome::kMiss;
       *failure = Failure::Errno(errno, Syscall::kOpen);
@@ -88,7 +93,7 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
   }
   // Nonblocking in case the name no longer names a regular file.
   how.flags = static_cast<uint64_t>(flags | O_CLOEXEC | O_NONBLOCK);
-  const int fd = static_cast<int>(syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how));
+  const int fd = static_cast<int>(syscall(SYS_openat2, dirfd, path, &how, sizeof how));
   if (fd < 0) {
     if (known_regular) hints.SetRegular(path, false);
     if (IsMiss(errno)) return Outcome::kMiss;
@@ -96,11 +101,11 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     return Outcome::kFailed;
   }
   if (fstat(fd, &st) < 0 || !FitsFastPath(st, instance.tuning.fast_path_max)) {
-    hints.SetRegular(path, false);
+    if (remember) hints.SetRegular(path, false);
     close(fd);
     return Outcome::kMiss;
   }
-  if (!known_regular) hints.SetRegular(path, true);
+  if (remember && !known_regular) hints.SetRegular(path, true);
   Outcome outcome = Outcome::kMiss;
   const size_t size = static_cast<size_t>(st.st_size);
   const bool pool = pool_offset >= 0 && size <= Instance::kPooledMax &&
@@ -151,7 +156,8 @@ Napi::Value CachedRead(const Napi::CallbackInfo& info, Instance& instance) {
   if (!path.From(env, info[0], &failure)) return FailureToJs(env, failure);
   napi_value value = nullptr;
   size_t pooled = 0;
-  switch (ReadCached(env, instance, path.c_str(), flags, pool_offset, &value, &pooled, &failure)) {
+  switch (ReadCached(env, instance, path.c_str(), flags, ConfinementFromJs(info, 3), pool_offset,
+                     &value, &pooled, &failure)) {
     case Outcome::kHit:
       if (value == nullptr) napi_create_uint32(env, static_cast<uint32_t>(pooled), &value);
       return Napi::Value(env, value);
@@ -174,6 +180,7 @@ Napi::Value CachedReadBatch(const Napi::CallbackInfo& info, Instance& instance) 
   int64_t pool_offset = info[4].As<Napi::Number>().Int64Value();
   Napi::TypedArrayOf<int32_t> sizes = info[5].As<Napi::TypedArrayOf<int32_t>>();
   napi_value out = info[6];
+  const Confinement confinement = ConfinementFromJs(info, 7);
   const uint32_t count = std::min<uint32_t>(end - start, static_cast<uint32_t>(sizes.ElementLength()));
   uint32_t done = 0;
   for (; done < count; done++) {
@@ -191,7 +198,8 @@ Napi::Value CachedReadBatch(const Napi::CallbackInfo& info, Instance& instance) 
     if (!path.From(env, item, &failure)) continue;
     napi_value value = nullptr;
     size_t pooled = 0;
-    switch (ReadCached(env, instance, path.c_str(), flags, pool_offset, &value, &pooled, &failure)) {
+    switch (ReadCached(env, instance, path.c_str(), flags, confinement, pool_offset, &value,
+                       &pooled, &failure)) {
       case Outcome::kHit:
         if (value == nullptr) {
           sizes[done] = static_cast<int32_t>(pooled);

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
-// Read loops over a file descriptor, shared by the engines that read on a thread of their own.
+// Opening for a read, and read loops over a file descriptor, shared by the engines.
 #include "file_io.h"
 
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -19,6 +22,26 @@ namespace {
 constexpr size_t kMaxIo = 0x7ffff000;
 
 }  // namespace
+
+Confinement ConfinementFromJs(const Napi::CallbackInfo& info, size_t index) {
+  Confinement c;
+  if (info.Length() > index && info[index].IsNumber()) c.dirfd = info[index].As<Napi::Number>().Int32Value();
+  if (info.Length() > index + 1 && info[index + 1].IsNumber()) {
+    c.resolve = static_cast<uint64_t>(info[index + 1].As<Napi::Number>().Int64Value());
+  }
+  return c;
+}
+
+int OpenForRead(const char* path, int flags, const Confinement& confinement) {
+  if (!confinement.confined()) return open(path, flags | O_CLOEXEC, 0666);
+  open_how how{};
+  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
+  // openat2 takes a mode only where a file may be created.
+  if ((flags & (O_CREAT | O_TMPFILE)) != 0) how.mode = 0666;
+  how.resolve = confinement.resolve;
+  const int dirfd = confinement.dirfd >= 0 ? confinement.dirfd : AT_FDCWD;
+  return static_cast<int>(syscall(SYS_openat2, dirfd, path, &how, sizeof how));
+}
 
 ssize_t ReadFully(int fd, uint8_t* data, size_t length, int64_t offset, int rwf_flags) {
   size_t done = 0;

@@ -7,9 +7,28 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <napi.h>
+
 #include "errors.h"
 
 namespace smartread {
+
+// Where a path is resolved: from the working directory, or, for confined reads, beneath a
+// directory the caller holds open, with openat2's RESOLVE_* flags (BENEATH, NO_MAGICLINKS,
+// NO_SYMLINKS) enforced by the kernel.
+struct Confinement {
+  int dirfd = -1;
+  uint64_t resolve = 0;
+  bool confined() const { return dirfd >= 0 || resolve != 0; }
+};
+
+// Confinement from JS arguments info[index] (dirfd, or undefined) and info[index + 1]
+// (RESOLVE_* flags, or undefined).
+Confinement ConfinementFromJs(const Napi::CallbackInfo& info, size_t index);
+
+// open(2) with O_CLOEXEC (mode 0666 when creating), or openat2(2) under a confinement.
+// Returns the fd, or -1 with errno set.
+int OpenForRead(const char* path, int flags, const Confinement& confinement);
 
 // Reads until `length` bytes or EOF, from `offset` (-1: the fd's position, which advances, as
 // read(2) does) with preadv2 flags (RWF_NOWAIT: fail with EAGAIN rather than wait); returns the

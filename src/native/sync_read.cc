@@ -96,7 +96,7 @@ Napi::Value ReadFileSync(const Napi::CallbackInfo& info, Instance& instance) {
   } else {
     PathArg path;
     if (!path.From(env, info[0], &failure)) return FailureToJs(info.Env(), failure);
-    const int fd = open(path.c_str(), flags | O_CLOEXEC, 0666);
+    const int fd = OpenForRead(path.c_str(), flags, ConfinementFromJs(info, 4));
     if (fd < 0) return FailureToJs(info.Env(), Failure::Errno(errno, Syscall::kOpen));
     failure = ReadWholeFd(env, instance, fd, true, true, pool, &result);
     // Linux releases the descriptor even when close(2) reports EINTR: never retry it.

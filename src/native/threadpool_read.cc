@@ -41,6 +41,7 @@ struct ReadJob {
   napi_deferred deferred = nullptr;
   ReadTarget target;
   int flags = 0;
+  Confinement confinement;
   bool stat_user_fd = true;
   uint64_t max_length = 0;
   uint8_t* data = nullptr;
@@ -103,7 +104,7 @@ void Execute(napi_env, void* arg) {
     job->failure = job->ReadFd(job->target.fd, false, job->stat_user_fd);
     return;
   }
-  const int fd = open(job->target.path.c_str(), job->flags | O_CLOEXEC, 0666);
+  const int fd = OpenForRead(job->target.path.c_str(), job->flags, job->confinement);
   if (fd < 0) {
     job->failure = Failure::Errno(errno, Syscall::kOpen);
     return;
@@ -140,6 +141,7 @@ Napi::Value ThreadpoolRead(const Napi::CallbackInfo& info, Instance& instance) {
   job->target = ReadTargetFromJs(info[0]);
   job->flags = info[1].As<Napi::Number>().Int32Value();
   job->stat_user_fd = info[2].As<Napi::Boolean>().Value();
+  job->confinement = ConfinementFromJs(info, 3);
   job->max_length = instance.max_length;
   napi_value promise = nullptr;
   napi_value name;

@@ -1,9 +1,9 @@
 // The engine this process reads with: the addon when it loads, else the pure-JS engine.
-import { loadNative, type Engine, type LoadReport, type NativeBinding, type RawResult } from './native';
+import { loadNative, type Confine, type Engine, type LoadReport, type NativeBinding, type RawResult } from './native';
 import { jsEngine } from './js_engine';
 
 /** A read that succeeds only if it need not wait (the file is cached), else null. */
-export type CachedRead = (target: string | Buffer, flags: number) => RawResult | null;
+export type CachedRead = (target: string | Buffer, flags: number, confine?: Confine) => RawResult | null;
 
 /**
  * The fast path over a run of a list, paths[start..end): out[k] is the result of a hit on
@@ -11,7 +11,7 @@ export type CachedRead = (target: string | Buffer, flags: number) => RawResult |
  * one by one). Returns how many it went through, at least one.
  */
 export type CachedReadMany = (paths: readonly unknown[], start: number, end: number, flags: number,
-  out: Array<RawResult | undefined>) => number;
+  out: Array<RawResult | undefined>, confine?: Confine) => number;
 
 // The longest run one cachedReadMany call takes.
 export const kCachedRunMax = 64;
@@ -47,12 +47,13 @@ function nativeReaders(binding: NativeBinding): { engine: Engine; cachedRead: Ca
   };
   return {
     engine: {
-      readFileSync: (target, flags, statUserFd) =>
-        take(binding.readFileSync(target, flags, statUserFd, slot())) as RawResult,
+      readFileSync: (target, flags, statUserFd, confine) =>
+        take(binding.readFileSync(target, flags, statUserFd, slot(), confine?.dirfd, confine?.resolve)) as RawResult,
     },
-    cachedRead: (target, flags) => take(binding.cachedRead(target, flags, slot())) as RawResult | null,
-    cachedReadMany: (paths, start, end, flags, out) => {
-      const done = binding.cachedReadBatch(paths, start, end, flags, slot(), sizes, out);
+    cachedRead: (target, flags, confine) =>
+      take(binding.cachedRead(target, flags, slot(), confine?.dirfd, confine?.resolve)) as RawResult | null,
+    cachedReadMany: (paths, start, end, flags, out, confine) => {
+      const done = binding.cachedReadBatch(paths, start, end, flags, slot(), sizes, out, confine?.dirfd, confine?.resolve);
       for (let k = 0; k < done; k++) {
         const size = sizes[k];
         if (size >= 0) out[k] = take<RawResult>(size);

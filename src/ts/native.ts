@@ -14,6 +14,12 @@ export interface RawFailure {
 
 export type RawResult = Buffer | RawFailure;
 
+/** A confined read's root: a directory descriptor, and openat2 RESOLVE_* flags. */
+export interface Confine {
+  dirfd: number;
+  resolve: number;
+}
+
 /** What every engine offers: the addon, and the pure-JS engine over node:fs. */
 export interface Engine {
   /**
@@ -21,11 +27,11 @@ export interface Engine {
    * opened with `flags` and closed, an fd is read from its position and left open. With
    * `statUserFd` false an fd is read to EOF without fstat (as node:fs's utf8 reader does).
    */
-  readFileSync(target: string | Buffer | number, flags: number, statUserFd: boolean): RawResult;
+  readFileSync(target: string | Buffer | number, flags: number, statUserFd: boolean, confine?: Confine): RawResult;
 }
 
 /** The asynchronous contract: Engine.readFileSync's arguments and results, as a promise. */
-export type AsyncRead = (target: string | Buffer | number, flags: number, statUserFd: boolean) => Promise<RawResult>;
+export type AsyncRead = (target: string | Buffer | number, flags: number, statUserFd: boolean, confine?: Confine) => Promise<RawResult>;
 
 export interface NativeBinding {
   setup(options: { maxLength: number }): void;
@@ -37,27 +43,28 @@ export interface NativeBinding {
   setPool(pool: Buffer): void;
   /** Engine.readFileSync, plus: a regular file of at most 4 KiB that fits in the pool after
    * `poolOffset` (-1: never) is read there, and its byte count is returned instead of a Buffer. */
-  readFileSync(target: string | Buffer | number, flags: number, statUserFd: boolean, poolOffset: number): RawResult | number;
+  readFileSync(target: string | Buffer | number, flags: number, statUserFd: boolean, poolOffset: number,
+    rootFd?: number, resolve?: number): RawResult | number;
   evictFromPageCache(path: string | Buffer): RawFailure | undefined;
   /** Readahead (posix_fadvise WILLNEED) of each path, on one pool thread; failures by index. */
   prefetch(paths: Array<string | Buffer>): Promise<{ started: number; failures: Array<RawFailure & { index: number }> }>;
   pageCacheResidency(path: string | Buffer): { size: number; cached: number } | RawFailure;
   /** The cache-hit fast path: the file read without blocking (openat2 RESOLVE_CACHED, preadv2
    * RWF_NOWAIT), or null when that is not possible; pooled like readFileSync. Paths only. */
-  cachedRead(target: string | Buffer, flags: number, poolOffset: number): RawResult | number | null;
+  cachedRead(target: string | Buffer, flags: number, poolOffset: number, rootFd?: number, resolve?: number): RawResult | number | null;
   /** The fast path over paths[start..end), strings only, in one call: for each, sizes[k] is a
    * pooled result's byte count (laid out from poolOffset, 8-byte aligned), -2 for a hit left
    * as a Buffer in out[k], or -1 for anything else (a miss, an error, not a string). Returns
    * how many it went through: fewer when the pool may not hold the next result. */
   cachedReadBatch(paths: readonly unknown[], start: number, end: number, flags: number, poolOffset: number,
-    sizes: Int32Array, out: unknown[]): number;
+    sizes: Int32Array, out: unknown[], rootFd?: number, resolve?: number): number;
   /** AsyncRead on libuv's thread pool. */
-  threadpoolRead: AsyncRead;
+  threadpoolRead(target: string | Buffer | number, flags: number, statUserFd: boolean, rootFd?: number, resolve?: number): Promise<RawResult>;
   /** Sets the ring up on first use: null when io_uring is usable, else why not. Absent when
    * the addon was built without liburing. */
   uringStatus?(): string | null;
   /** AsyncRead on the ring; `id` names it for uringCancel. Queued until uringSubmit(). */
-  uringRead?(target: string | Buffer | number, flags: number, statUserFd: boolean, id: number): Promise<RawResult>;
+  uringRead?(target: string | Buffer | number, flags: number, statUserFd: boolean, id: number, rootFd?: number, resolve?: number): Promise<RawResult>;
   /** Submits what was queued since the last call (reads started in one tick share it). */
   uringSubmit?(): void;
   /** Cancels read `id` in the kernel; its promise still settles once the ring is done with it. */

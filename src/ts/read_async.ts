@@ -5,8 +5,9 @@ import { getOptions, getValidatedPath, isFd, pathList, stringToFlags, type PathO
 import type { RawFailure, RawResult } from './native';
 import { kCachedRunMax, loadReport } from './engine';
 import { countFastPath, recordRead, timing, type ServedBy } from './metrics';
+import { Root, type ConfineOptions } from './confine';
 
-export interface SmartReadOptions extends ReadFileOptions {
+export interface SmartReadOptions extends ReadFileOptions, ConfineOptions {
   /** The engine: 'auto' (the default) chooses; the others force one, or fail where it is missing. */
   strategy?: Strategy;
 }
@@ -27,6 +28,8 @@ export interface Request {
   flags: number;
   encoding: BufferEncoding | 'buffer' | null | undefined;
   signal: AbortSignal | undefined;
+  /** A confined read's root (paths only). */
+  root: Root | undefined;
 }
 
 export interface Common {
@@ -34,6 +37,21 @@ export interface Common {
   encoding: Request['encoding'];
   signal: AbortSignal | undefined;
   flag: unknown;
+  root: Root | undefined;
+  /** The root was opened for this call, which releases it when its reads are done. */
+  ownsRoot: boolean;
+}
+
+/** Where createReader() puts its root in the options it passes on. */
+export const kReaderRoot = Symbol('smartread reader root');
+
+/** The root of a read's options: a reader's, or one opened for this call, or none. */
+export function rootOf(options: unknown, caller: Function): { root: Root | undefined; ownsRoot: boolean } {
+  if (options === null || typeof options !== 'object') return { root: undefined, ownsRoot: false };
+  const o = options as ConfineOptions & { [kReaderRoot]?: Root };
+  if (o[kReaderRoot] !== undefined) return { root: o[kReaderRoot], ownsRoot: false };
+  if (o.root === undefined) return { root: undefined, ownsRoot: false };
+  return { root: new Root(o.root, o.noSymlinks, caller), ownsRoot: true };
 }
 
 /** The options every read shares, validated; the engine the strategy names, or its error. */
@@ -46,7 +64,8 @@ export function commonOptions(options: unknown, caller: Function): Common {
   }
   const engine = engineFor(strategy);
   if (typeof engine === 'string') throw strategyUnavailable(strategy, engine, caller);
-  return { engine, encoding, signal, flag };
+  // Opened last, once nothing else can fail.
+  return { engine, encoding, signal, flag, ...rootOf(options, caller) };
 }
 
 /** One read's validated path or fd and open flags. */
@@ -54,12 +73,12 @@ export function request(path: unknown, common: Common, caller: Function): Reques
   if (isFd(path)) {
     if (path < 0) throw outOfRange('fd', '>= 0 && <= 2147483647', path, caller);
     // An fd is already open: like fs.readFile, the flag is not looked at.
-    return { engine: common.engine, target: path, flags: 0, encoding: common.encoding, signal: common.signal };
+    return { engine: common.engine, target: path, flags: 0, encoding: common.encoding, signal: common.signal, root: undefined };
   }
   const target = getValidatedPath(path, caller);
   // fs.promises.readFile opens with `flag || 'r'`: an empty flag reads.
   const flags = stringToFlags(common.flag || 'r', caller);
-  return { engine: common.engine, target, flags, encoding: common.encoding, signal: common.signal };
+  return { engine: common.engine, target, flags, encoding: common.encoding, signal: common.signal, root: common.root };
 }
 
 let nextId = 1;
@@ -128,7 +147,10 @@ function untilAborted<T>(pending: Promise<T>, signal: AbortSignal, stop: () => v
 
 // The caller's result from an engine's raw one: the bytes (decoded if asked), or the error.
 function shape(raw: RawResult, req: Request, path: unknown, caller: Function): Buffer | string {
-  if ((raw as RawFailure).errno !== undefined) throw failureToError(raw as RawFailure, path, req.target, caller);
+  if ((raw as RawFailure).errno !== undefined) {
+    const err = failureToError(raw as RawFailure, path, req.target, caller);
+    throw req.root ? req.root.explainError(err, path) : err;
+  }
   // Like node:fs, an encoding of 'buffer' passes validation and then fails in toString().
   return req.encoding ? (raw as Buffer).toString(req.encoding as BufferEncoding) : (raw as Buffer);
 }
@@ -147,14 +169,23 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
   let by = servedBy(engine);
   try {
     let raw: RawResult | null = null;
+    const confine = req.root?.confine;
     if (tryNow && engine.readNow) {
-      raw = engine.readNow(target, req.flags);
+      const endUse = req.root?.use();
+      try {
+        raw = engine.readNow(target, req.flags, confine);
+      } finally {
+        endUse?.();
+      }
       countFastPath(raw !== null);
       if (raw !== null) by = 'fast-path';
     }
     if (raw === null) {
       const id = nextId++;
-      const pending = engine.read(target, req.flags, true, id);
+      // The root stays open until the engine is done with it, even after an abort.
+      const endUse = req.root?.use();
+      const pending = engine.read(target, req.flags, true, id, confine);
+      if (endUse) pending.then(endUse, endUse);
       raw = signal ? await untilAborted(pending, signal, () => engine.cancel?.(id), caller) : await pending;
     }
     const value = shape(raw, req, path, caller);
@@ -172,9 +203,13 @@ export function smartRead(path: PathOrFd, options?: SmartReadOptions | BufferEnc
 /** The counterpart of fs.promises.readFile (and of fs.readFile, as it also takes an fd). */
 export async function smartRead(path: PathOrFd, options?: SmartReadOptions | BufferEncoding | null): Promise<string | Buffer> {
   const common = commonOptions(options, smartRead);
-  // As fs.promises.readFile: an aborted signal wins over an invalid path or flag.
-  if (common.signal?.aborted) throw abortError(common.signal, smartRead);
-  return perform(request(path, common, smartRead), path, smartRead);
+  try {
+    // As fs.promises.readFile: an aborted signal wins over an invalid path or flag.
+    if (common.signal?.aborted) throw abortError(common.signal, smartRead);
+    return await perform(request(path, common, smartRead), path, smartRead);
+  } finally {
+    if (common.ownsRoot) common.root!.release();
+  }
 }
 
 export function readMany(paths: Iterable<PathOrFd>, options: ReadManyOptions & { settle: true }): Promise<SettledRead<Buffer | string>[]>;
@@ -187,10 +222,11 @@ export function readMany(paths: Iterable<PathOrFd>, options?: ReadManyOptions | 
  */
 export async function readMany(paths: Iterable<PathOrFd>, options?: ReadManyOptions | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>> {
   const list = pathList(paths, readMany);
-  const common = commonOptions(options, readMany);
   const many = options !== null && typeof options === 'object' ? options : {};
   const concurrency = many.concurrency ?? 64;
+  const common = commonOptions(options, readMany);
   if (!Number.isInteger(concurrency) || concurrency < 1) {
+    if (common.ownsRoot) common.root!.release();
     throw invalidArgValue('options.concurrency', concurrency, 'must be an integer >= 1', readMany);
   }
   const settle = many.settle === true;
@@ -283,7 +319,13 @@ export async function readMany(paths: Iterable<PathOrFd>, options?: ReadManyOpti
       // out among the lanes. A hit from a run is timed from the start of its run.
       const want = Math.min(kCachedRunMax, Math.ceil((list.length - start) / lanes));
       const started = timing() ? performance.now() : -1;
-      const count = engine.readNowMany!(list, start, start + want, runFlags, run);
+      const endUse = common.root?.use();
+      let count: number;
+      try {
+        count = engine.readNowMany!(list, start, start + want, runFlags, run, common.root?.confine);
+      } finally {
+        endUse?.();
+      }
       next = start + count;
       let hits = 0;
       for (let k = 0; k < count; k++) {
@@ -305,6 +347,10 @@ export async function readMany(paths: Iterable<PathOrFd>, options?: ReadManyOpti
       }
     }
   };
-  await Promise.all(Array.from({ length: lanes }, lane));
+  const running = Array.from({ length: lanes }, lane);
+  // A root opened for this call is released once every lane has ended (reads may still be on
+  // their way in the kernel after a rejection; they hold the root themselves).
+  if (common.ownsRoot) void Promise.allSettled(running).then(() => common.root!.release());
+  await Promise.all(running);
   return results;
 }

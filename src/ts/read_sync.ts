@@ -5,13 +5,15 @@ import { recordRead, timing } from './metrics';
 import { failureToError, outOfRange } from './errors';
 import { getOptions, getValidatedPath, isFd, stringToFlags, type PathOrFd, type ReadFileOptions } from './args';
 import type { RawFailure } from './native';
+import { rootOf } from './read_async';
+import type { ConfineOptions } from './confine';
 
 const { O_RDONLY } = fsConstants;
 
 export function smartReadSync(path: PathOrFd, options?: { encoding?: null; flag?: string | number } | null): Buffer;
 export function smartReadSync(path: PathOrFd, options: { encoding: BufferEncoding; flag?: string | number } | BufferEncoding): string;
-export function smartReadSync(path: PathOrFd, options?: ReadFileOptions | BufferEncoding | null): string | Buffer;
-export function smartReadSync(path: PathOrFd, options?: ReadFileOptions | BufferEncoding | null): string | Buffer {
+export function smartReadSync(path: PathOrFd, options?: (ReadFileOptions & ConfineOptions) | BufferEncoding | null): string | Buffer;
+export function smartReadSync(path: PathOrFd, options?: (ReadFileOptions & ConfineOptions) | BufferEncoding | null): string | Buffer {
   // The common call, a string path and no options, goes straight to the engine.
   const started = timing() ? performance.now() : -1;
   try {
@@ -55,9 +57,19 @@ function readSyncWithOptions(path: unknown, options: unknown): string | Buffer {
     target = getValidatedPath(path, smartReadSync);
     flags = stringToFlags(flag, smartReadSync);
   }
-  const result = engine.readFileSync(target, flags, !utf8);
+  // A root applies to paths; an fd is already open.
+  const { root, ownsRoot } = typeof target === 'number' ? { root: undefined, ownsRoot: false } : rootOf(options, smartReadSync);
+  let result;
+  const endUse = root?.use();
+  try {
+    result = engine.readFileSync(target, flags, !utf8, root?.confine);
+  } finally {
+    endUse?.();
+    if (ownsRoot) root!.release();
+  }
   if ((result as RawFailure).errno !== undefined) {
-    throw failureToError(result as RawFailure, path, target, smartReadSync);
+    const err = failureToError(result as RawFailure, path, target, smartReadSync);
+    throw root ? root.explainError(err, path) : err;
   }
   // Like node:fs, an encoding of 'buffer' passes validation and then fails in toString().
   return encoding ? (result as Buffer).toString(encoding as BufferEncoding) : (result as Buffer);

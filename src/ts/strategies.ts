@@ -1,7 +1,7 @@
 // The engines smartRead can use, whether each is usable here, and why not when it is not.
 import { cachedRead, cachedReadMany, engine, loadReport, native, type CachedRead, type CachedReadMany } from './engine';
 import { jsReadAsync } from './js_engine';
-import type { AsyncRead, NativeBinding, RawResult } from './native';
+import type { AsyncRead, Confine, NativeBinding, RawResult } from './native';
 
 export type Strategy = 'auto' | 'sync' | 'uring' | 'threadpool';
 export const strategyNames: readonly Strategy[] = ['auto', 'sync', 'uring', 'threadpool'];
@@ -9,12 +9,12 @@ export const strategyNames: readonly Strategy[] = ['auto', 'sync', 'uring', 'thr
 export interface AsyncEngine {
   readonly name: Exclude<Strategy, 'auto'>;
   /** Reads one file; `id` names the read for cancel(). */
-  read(target: string | Buffer | number, flags: number, statUserFd: boolean, id: number): Promise<RawResult>;
+  read(target: string | Buffer | number, flags: number, statUserFd: boolean, id: number, confine?: Confine): Promise<RawResult>;
   /** Stops read `id` where the engine can (io_uring cancels it in the kernel). */
   cancel?(id: number): void;
   /** The result at once when it can be had without waiting (a cache hit), else null; callers
    * try it before read(), which does not. */
-  readNow?(target: string | Buffer | number, flags: number): RawResult | null;
+  readNow?(target: string | Buffer | number, flags: number, confine?: Confine): RawResult | null;
   /** readNow over a run of a list in one go (see CachedReadMany); string paths only. */
   readNowMany?: CachedReadMany;
 }
@@ -22,14 +22,16 @@ export interface AsyncEngine {
 // On the calling thread, settled as a promise.
 const syncEngine: AsyncEngine = {
   name: 'sync',
-  read: async (target, flags, statUserFd) => engine.readFileSync(target, flags, statUserFd),
+  read: async (target, flags, statUserFd, _id, confine) => engine.readFileSync(target, flags, statUserFd, confine),
 };
 
 // The addon's pool worker, or node:fs's asynchronous calls (also libuv's thread pool).
-const threadpoolRead: AsyncRead = native ? native.threadpoolRead.bind(native) : jsReadAsync;
+const threadpoolRead: AsyncRead = native
+  ? (target, flags, statUserFd, confine) => native!.threadpoolRead(target, flags, statUserFd, confine?.dirfd, confine?.resolve)
+  : jsReadAsync;
 const threadpoolEngine: AsyncEngine = {
   name: 'threadpool',
-  read: (target, flags, statUserFd) => threadpoolRead(target, flags, statUserFd),
+  read: (target, flags, statUserFd, _id, confine) => threadpoolRead(target, flags, statUserFd, confine),
 };
 
 // Reads queued in one tick are submitted together by one microtask: one io_uring_enter for
@@ -42,8 +44,8 @@ function uringEngine(binding: Required<NativeBinding>): AsyncEngine {
   };
   return {
     name: 'uring',
-    read(target, flags, statUserFd, id) {
-      const pending = binding.uringRead(target, flags, statUserFd, id);
+    read(target, flags, statUserFd, id, confine) {
+      const pending = binding.uringRead(target, flags, statUserFd, id, confine?.dirfd, confine?.resolve);
       if (!submitQueued) {
         submitQueued = true;
         queueMicrotask(submit);
@@ -82,7 +84,7 @@ function withCacheFastPath(next: AsyncEngine, tryCached: CachedRead, tryCachedMa
     name: next.name,
     read: next.read,
     cancel: next.cancel,
-    readNow: (target, flags) => (typeof target === 'number' ? null : tryCached(target, flags)),
+    readNow: (target, flags, confine) => (typeof target === 'number' ? null : tryCached(target, flags, confine)),
     readNowMany: tryCachedMany,
   };
 }

@@ -34,14 +34,15 @@ constexpr uint64_t kCurrentPosition = ~uint64_t{0};
 }  // namespace
 
 FileRead::FileRead(Ring* ring, uint32_t id, napi_deferred deferred, std::string path,
-                   int user_fd, int flags, bool stat_user_fd)
+                   int user_fd, int flags, bool stat_user_fd, const Confinement& confinement)
     : ring_(ring),
       id_(id),
       deferred_(deferred),
       path_(std::move(path)),
       user_fd_(user_fd),
       flags_(flags),
-      stat_user_fd_(stat_user_fd) {
+      stat_user_fd_(stat_user_fd),
+      confinement_(confinement) {
   for (size_t i = 0; i < kMaxOps; i++) ops_[i].owner = this;
 }
 
@@ -73,6 +74,14 @@ void FileRead::Start(int slot) {
   Op* open = &ops_[kOpen];
   open->kind = kOpen;
   io_uring_sqe* sqe = Queue(open);
+  if (confinement_.confined()) {
+    how_.flags = static_cast<uint64_t>(flags_ & ~O_CLOEXEC);
+    if ((flags_ & (O_CREAT | O_TMPFILE)) != 0) how_.mode = 0666;
+    how_.resolve = confinement_.resolve;
+    io_uring_prep_openat2_direct(sqe, confinement_.dirfd >= 0 ? confinement_.dirfd : AT_FDCWD,
+                                 path_.c_str(), &how_, static_cast<unsigned>(slot_));
+    return;
+  }
   // No O_CLOEXEC: the kernel refuses it (EINVAL) for a direct descriptor, which never enters
   // the fd table and so cannot be inherited anyway.
   io_uring_prep_openat_direct(sqe, AT_FDCWD, path_.c_str(), flags_ & ~O_CLOEXEC, 0666,
@@ -118,6 +127,7 @@ void FileRead::Step() {
       if (in_flight_ > 0) return;
       if (failure_.failed() || cancelled_ || ring_->closing()) return CloseOrFinish();
       phase_ = Phase::kReading;
+      if (confinement_.confined()) return BeginRead(false, 0);
       return BeginRead(S_ISREG(statx_.stx_mode), statx_.stx_size);
     case Phase::kReading:
       if (!failure_.failed() && !cancelled_ && !ring_->closing()) ScheduleReads();

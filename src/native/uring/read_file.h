@@ -5,12 +5,14 @@
 #ifdef HAVE_LIBURING
 
 #include <napi.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
 
 #include <cstdint>
 #include <string>
 
 #include "../errors.h"
+#include "../file_io.h"
 #include "ring.h"
 
 namespace smartread {
@@ -32,7 +34,7 @@ class FileRead {
   static constexpr size_t kMaxOps = 3 + kMaxChunks;
 
   FileRead(Ring* ring, uint32_t id, napi_deferred deferred, std::string path, int user_fd,
-           int flags, bool stat_user_fd);
+           int flags, bool stat_user_fd, const Confinement& confinement);
   ~FileRead();
 
   uint32_t id() const { return id_; }
@@ -68,6 +70,10 @@ class FileRead {
   const int user_fd_;
   const int flags_;
   const bool stat_user_fd_;
+  // A confined read opens with OPENAT2 beneath its root; it does not stat by path (STATX would
+  // resolve the path again, unconfined), so it reads to EOF like a file without a size.
+  const Confinement confinement_;
+  open_how how_{};
 
   enum class Phase { kOpening, kReading, kClosing } phase_ = Phase::kOpening;
   int slot_ = -1;

@@ -13,6 +13,7 @@
 
 #include "../args.h"
 #include "read_file.h"
+#include "../file_io.h"
 
 namespace smartread {
 namespace uring {
@@ -144,8 +145,8 @@ napi_value Ring::Read(const Napi::CallbackInfo& info) {
   napi_deferred deferred;
   napi_value promise;
   napi_create_promise(env, &deferred, &promise);
-  FileRead* read =
-      new FileRead(this, id, deferred, std::move(target.path), target.fd, flags, stat_user_fd);
+  FileRead* read = new FileRead(this, id, deferred, std::move(target.path), target.fd, flags,
+                                stat_user_fd, ConfinementFromJs(info, 4));
   reads_[id] = read;
   waiting_.push_back(read);
   StartWaiting();

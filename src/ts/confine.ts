@@ -1,0 +1,86 @@
+// Confined reads: paths resolved beneath a root directory by the kernel (openat2 RESOLVE_BENEATH
+// and RESOLVE_NO_MAGICLINKS, and RESOLVE_NO_SYMLINKS on request), for services that read files
+// their users name.
+import * as fs from 'node:fs';
+import { native } from './engine';
+import { invalidArgType, withCode } from './errors';
+import { getValidatedPath, type PathLike } from './args';
+import type { Confine } from './native';
+
+// linux/openat2.h
+const RESOLVE_NO_MAGICLINKS = 0x02;
+const RESOLVE_NO_SYMLINKS = 0x04;
+const RESOLVE_BENEATH = 0x08;
+const EXDEV = 18;
+
+export interface ConfineOptions {
+  /** Read only beneath this directory: paths are relative to it, and none may leave it. */
+  root?: PathLike;
+  /** Refuse any symbolic link on the way (ELOOP), not only those that lead out of the root. */
+  noSymlinks?: boolean;
+}
+
+/**
+ * An open root directory shared by the reads that resolve beneath it. Its descriptor is closed
+ * only when it has been released and no read that uses it is still on its way: a descriptor
+ * number closed early could be reused for another directory, and a read would resolve there.
+ */
+export class Root {
+  readonly confine: Confine;
+  readonly path: string | Buffer;
+  private users = 0;
+  private released = false;
+  private closed = false;
+
+  constructor(root: unknown, noSymlinks: unknown, caller: Function) {
+    if (noSymlinks !== undefined && typeof noSymlinks !== 'boolean') {
+      throw invalidArgType('options.noSymlinks', 'of type boolean', noSymlinks, caller);
+    }
+    this.path = getValidatedPath(root, caller);
+    if (!native) {
+      throw withCode(new Error('smartread: confined reads (options.root) need the native addon (openat2), which is not in use'),
+        'ERR_SMARTREAD_CONFINEMENT_UNAVAILABLE', caller);
+    }
+    const dirfd = fs.openSync(this.path, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    this.confine = { dirfd, resolve: RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | (noSymlinks ? RESOLVE_NO_SYMLINKS : 0) };
+  }
+
+  /** Marks a read that uses the descriptor; returns the function that ends it. */
+  use(): () => void {
+    if (this.closed) throw withCode(new Error('smartread: this reader is closed'), 'ERR_SMARTREAD_READER_CLOSED', this.use);
+    this.users++;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.users--;
+      this.closeIfIdle();
+    };
+  }
+
+  /** No more reads will start; the descriptor closes once the last one has ended. */
+  release(): void {
+    this.released = true;
+    this.closeIfIdle();
+  }
+
+  get isReleased(): boolean {
+    return this.released;
+  }
+
+  private closeIfIdle(): void {
+    if (this.released && this.users === 0 && !this.closed) {
+      this.closed = true;
+      fs.closeSync(this.confine.dirfd);
+    }
+  }
+
+  /** node:fs has no error for a path that leaves a root: EXDEV from openat2 becomes one. */
+  explainError(err: Error, path: unknown): Error {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code !== 'EXDEV') return err;
+    const shown = Buffer.isBuffer(path) ? path.toString() : String(path);
+    const error = withCode(new Error(`'${shown}' resolves outside the root '${this.path.toString()}'`), 'ERR_SMARTREAD_OUTSIDE_ROOT', this.explainError);
+    return Object.assign(error, { errno: -EXDEV, syscall: 'open', path: e.path ?? shown });
+  }
+}

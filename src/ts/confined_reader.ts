@@ -1,0 +1,38 @@
+// createReader({ root }): smartRead, smartReadSync and readMany confined beneath one directory,
+// opened once for all of them.
+import { Root } from './confine';
+import { kReaderRoot, readMany, smartRead, type ReadManyOptions, type SettledRead, type SmartReadOptions } from './read_async';
+import { smartReadSync } from './read_sync';
+import { invalidArgType } from './errors';
+import type { PathLike, PathOrFd, ReadFileOptions } from './args';
+
+export interface ConfinedReader {
+  /** The root, as given. */
+  readonly root: string | Buffer;
+  smartRead(path: PathOrFd, options?: Omit<SmartReadOptions, 'root' | 'noSymlinks'> | BufferEncoding | null): Promise<Buffer | string>;
+  smartReadSync(path: PathOrFd, options?: ReadFileOptions | BufferEncoding | null): Buffer | string;
+  readMany(paths: Iterable<PathOrFd>, options?: Omit<ReadManyOptions, 'root' | 'noSymlinks'> | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>>;
+  /** Stops new reads; the root's descriptor closes when the reads under way have ended. */
+  close(): void;
+  [Symbol.dispose](): void;
+}
+
+/** A reader of the files beneath `root` only, enforced by the kernel (openat2 RESOLVE_BENEATH). */
+export function createReader(options: { root: PathLike; noSymlinks?: boolean }): ConfinedReader {
+  if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options, createReader);
+  const root = new Root(options.root, options.noSymlinks, createReader);
+  // The options passed on, with the reader's root under a key of its own.
+  const withRoot = (o: unknown) => ({
+    ...(typeof o === 'string' ? { encoding: o } : (o as object | null | undefined) ?? {}),
+    [kReaderRoot]: root,
+  }) as SmartReadOptions;
+  const close = () => root.release();
+  return {
+    root: root.path,
+    smartRead: (path, o) => smartRead(path, withRoot(o)),
+    smartReadSync: (path, o) => smartReadSync(path, withRoot(o)),
+    readMany: (paths, o) => readMany(paths, withRoot(o)),
+    close,
+    [Symbol.dispose]: close,
+  };
+}
