@@ -11,6 +11,7 @@
         "src/native/file_io.cc",
         "src/native/page_cache.cc",
         "src/native/prefetch.cc",
+        "src/native/stat_beneath.cc",
         "src/native/sync_read.cc",
         "src/native/threadpool_read.cc",
         "src/native/uring/read_file.cc",

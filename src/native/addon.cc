@@ -6,6 +6,7 @@
 #include "instance.h"
 #include "page_cache.h"
 #include "prefetch.h"
+#include "stat_beneath.h"
 #include "sync_read.h"
 #include "threadpool_read.h"
 #include "uring/ring.h"
@@ -38,6 +39,7 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("evictFromPageCache", &Addon::EvictMethod),
         InstanceMethod("prefetch", &Addon::PrefetchMethod),
         InstanceMethod("pageCacheResidency", &Addon::ResidencyMethod),
+        InstanceMethod("statBeneath", &Addon::StatBeneathMethod),
         InstanceValue("features", features, napi_enumerable),
     });
 #ifdef HAVE_LIBURING
@@ -111,6 +113,7 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value PrefetchMethod(const Napi::CallbackInfo& info) { return Prefetch(info); }
   Napi::Value EvictMethod(const Napi::CallbackInfo& info) { return EvictFromPageCache(info); }
   Napi::Value ResidencyMethod(const Napi::CallbackInfo& info) { return PageCacheResidency(info); }
+  Napi::Value StatBeneathMethod(const Napi::CallbackInfo& info) { return StatBeneath(info); }
 
 #ifdef HAVE_LIBURING
   // uringStatus(): sets the ring up on first use; null when usable, else why not.

@@ -12,6 +12,7 @@ const char* SyscallName(Syscall call) {
     case Syscall::kClose: return "close";
     case Syscall::kMmap: return "mmap";
     case Syscall::kFadvise: return "fadvise";
+    case Syscall::kStat: return "stat";
     case Syscall::kNone: break;
   }
   return "";

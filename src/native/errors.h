@@ -8,7 +8,7 @@
 
 namespace smartread {
 
-enum class Syscall : uint8_t { kNone, kOpen, kFstat, kRead, kClose, kMmap, kFadvise };
+enum class Syscall : uint8_t { kNone, kOpen, kFstat, kRead, kClose, kMmap, kFadvise, kStat };
 
 // Why a read did not produce bytes. errnum is a positive errno, or 0 for the non-errno reasons.
 struct Failure {

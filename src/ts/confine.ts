@@ -3,15 +3,26 @@
 // their users name.
 import * as fs from 'node:fs';
 import { native } from './engine';
-import { invalidArgType, withCode } from './errors';
+import { failureToError, invalidArgType, withCode } from './errors';
 import { getValidatedPath, type PathLike } from './args';
-import type { Confine } from './native';
+import type { Confine, RawFailure } from './native';
 
 // linux/openat2.h
 const RESOLVE_NO_MAGICLINKS = 0x02;
 const RESOLVE_NO_SYMLINKS = 0x04;
 const RESOLVE_BENEATH = 0x08;
 const EXDEV = 18;
+
+/** What a confined stat tells of a file (the fields of fs.Stats a server needs). */
+export interface ConfinedStats {
+  mode: number;
+  size: number;
+  mtimeMs: number;
+  ino: number;
+  dev: number;
+  isFile(): boolean;
+  isDirectory(): boolean;
+}
 
 export interface ConfineOptions {
   /** Read only beneath this directory: paths are relative to it, and none may leave it. */
@@ -73,6 +84,27 @@ export class Root {
       this.closed = true;
       fs.closeSync(this.confine.dirfd);
     }
+  }
+
+  /** The metadata of `path` beneath the root, resolved by the rules reads follow (fs.statSync's
+   * errors, with the path as given). */
+  statSync(path: unknown, caller: Function): ConfinedStats {
+    const target = getValidatedPath(path, caller);
+    const endUse = this.use();
+    let raw: Float64Array | RawFailure;
+    try {
+      raw = native!.statBeneath(target, this.confine.dirfd, this.confine.resolve);
+    } finally {
+      endUse();
+    }
+    if (!(raw instanceof Float64Array)) throw this.explainError(failureToError(raw, path, target, caller), path);
+    const [mode, size, mtimeMs, ino, dev] = raw;
+    const type = mode & fs.constants.S_IFMT;
+    return {
+      mode, size, mtimeMs, ino, dev,
+      isFile: () => type === fs.constants.S_IFREG,
+      isDirectory: () => type === fs.constants.S_IFDIR,
+    };
   }
 
   /** node:fs has no error for a path that leaves a root: EXDEV from openat2 becomes one. */

@@ -1,6 +1,6 @@
 // createReader({ root }): smartRead, smartReadSync and readMany confined beneath one directory,
 // opened once for all of them.
-import { Root } from './confine';
+import { Root, type ConfinedStats } from './confine';
 import { kReaderRoot, readMany, smartRead, type ReadManyOptions, type SettledRead, type SmartReadOptions } from './read_async';
 import { smartReadSync } from './read_sync';
 import { invalidArgType } from './errors';
@@ -12,6 +12,9 @@ export interface ConfinedReader {
   smartRead(path: PathOrFd, options?: Omit<SmartReadOptions, 'root' | 'noSymlinks'> | BufferEncoding | null): Promise<Buffer | string>;
   smartReadSync(path: PathOrFd, options?: ReadFileOptions | BufferEncoding | null): Buffer | string;
   readMany(paths: Iterable<PathOrFd>, options?: Omit<ReadManyOptions, 'root' | 'noSymlinks'> | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>>;
+  /** The file's metadata beneath the root, on the calling thread as fs.statSync (for ETags,
+   * sizes, Range requests); the same resolution rules and errors as the reads. */
+  statSync(path: PathLike): ConfinedStats;
   /** Stops new reads; the root's descriptor closes when the reads under way have ended. */
   close(): void;
   [Symbol.dispose](): void;
@@ -32,6 +35,9 @@ export function createReader(options: { root: PathLike; noSymlinks?: boolean }):
     smartRead: (path, o) => smartRead(path, withRoot(o)),
     smartReadSync: (path, o) => smartReadSync(path, withRoot(o)),
     readMany: (paths, o) => readMany(paths, withRoot(o)),
+    statSync(path) {
+      return root.statSync(path, this.statSync);
+    },
     close,
     [Symbol.dispose]: close,
   };

@@ -86,8 +86,8 @@ function displayPath(target: string | Buffer): string {
 
 /**
  * The Error for a failed raw read of `target` (the validated path or fd that the engine was
- * given; `path` is the argument as the caller passed it). Only open errors name the path, as in
- * node:fs.
+ * given; `path` is the argument as the caller passed it). Only open and stat errors name the
+ * path, as in node:fs.
  */
 export function failureToError(failure: RawFailure, path: unknown, target: string | Buffer | number, caller: Function): Error {
   switch (failure.reason) {
@@ -97,7 +97,7 @@ export function failureToError(failure: RawFailure, path: unknown, target: strin
       return fileTooLarge(failure.size ?? 0, caller);
     default:
       return uvError(failure.errno, failure.syscall ?? 'read',
-        failure.syscall === 'open' && typeof target !== 'number' ? displayPath(target) : undefined, caller);
+        (failure.syscall === 'open' || failure.syscall === 'stat') && typeof target !== 'number' ? displayPath(target) : undefined, caller);
   }
 }
 

@@ -11,7 +11,7 @@ export { metrics, readChannel, latencyBuckets } from './metrics';
 export { prefetch } from './prefetch';
 export { createReader } from './confined_reader';
 export type { ConfinedReader } from './confined_reader';
-export type { ConfineOptions } from './confine';
+export type { ConfineOptions, ConfinedStats } from './confine';
 export { tuning, setTuning, useProfile } from './tuning';
 export type { Tuning, Profile } from './tuning';
 export type { PrefetchResult } from './prefetch';

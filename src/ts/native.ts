@@ -49,6 +49,8 @@ export interface NativeBinding {
   /** Readahead (posix_fadvise WILLNEED) of each path, on one pool thread; failures by index. */
   prefetch(paths: Array<string | Buffer>): Promise<{ started: number; failures: Array<RawFailure & { index: number }> }>;
   pageCacheResidency(path: string | Buffer): { size: number; cached: number } | RawFailure;
+  /** [mode, size, mtimeMs, ino, dev] of a path resolved under a confinement (openat2 O_PATH). */
+  statBeneath(path: string | Buffer, rootFd?: number, resolve?: number): Float64Array | RawFailure;
   /** The cache-hit fast path: the file read without blocking (openat2 RESOLVE_CACHED, preadv2
    * RWF_NOWAIT), or null when that is not possible; pooled like readFileSync. Paths only. */
   cachedRead(target: string | Buffer, flags: number, poolOffset: number, rootFd?: number, resolve?: number): RawResult | number | null;

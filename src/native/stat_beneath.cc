@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// A file's metadata looked up under a confinement, so that confined readers can stat safely.
+#include "stat_beneath.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "args.h"
+#include "errors.h"
+#include "file_io.h"
+
+namespace smartread {
+
+Napi::Value StatBeneath(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Failure failure;
+  PathArg path;
+  if (!path.From(env, info[0], &failure)) return FailureToJs(env, failure);
+  // O_PATH: resolution and permission to search only; a FIFO or device is not opened.
+  const int fd = OpenForRead(path.c_str(), O_PATH, ConfinementFromJs(info, 1));
+  if (fd < 0) return FailureToJs(env, Failure::Errno(errno, Syscall::kStat));
+  struct stat st;
+  const int rc = fstat(fd, &st);
+  const int err = errno;
+  close(fd);
+  if (rc < 0) return FailureToJs(env, Failure::Errno(err, Syscall::kStat));
+  Napi::Float64Array out = Napi::Float64Array::New(env, 5);
+  out[0] = static_cast<double>(st.st_mode);
+  out[1] = static_cast<double>(st.st_size);
+  out[2] = static_cast<double>(st.st_mtim.tv_sec) * 1e3 + static_cast<double>(st.st_mtim.tv_nsec) / 1e6;
+  out[3] = static_cast<double>(st.st_ino);
+  out[4] = static_cast<double>(st.st_dev);
+  return out;
+}
+
+}  // namespace smartread
