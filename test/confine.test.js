@@ -279,3 +279,31 @@ test('no descriptor of smartread reaches a spawned child (O_CLOEXEC everywhere)'
     target.startsWith('anon_inode:'));
   assert.deepEqual(leaked, [], 'descriptors the child inherited');
 });
+
+test('reader.statSync: metadata beneath the root, by the same rules as the reads', async (t) => {
+  if (!native) return t.skip(NO_NATIVE);
+  const tree = makeTree(path.join(tempDirs.disk, 'stat'));
+  const reader = createReader({ root: tree.root });
+  try {
+    for (const [p, file] of [...inside, ['sub', null], ['.', null]]) {
+      const expected = fs.statSync(file ? tree.files[file] : path.join(tree.root, p));
+      const st = reader.statSync(p);
+      for (const key of ['mode', 'size', 'ino', 'dev', 'mtimeMs']) assert.equal(st[key], expected[key], `${p} ${key}`);
+      assert.equal(st.isFile(), expected.isFile(), p);
+      assert.equal(st.isDirectory(), expected.isDirectory(), p);
+    }
+    for (const [p, code] of escapes(tree)) {
+      assert.equal(thrownBy(() => reader.statSync(p)).code, code, String(p));
+    }
+    for (const p of ['missing', 'a.txt/below']) {
+      const err = thrownBy(() => reader.statSync(p));
+      const expected = thrownBy(() => fs.statSync(path.join(tree.root, p)));
+      assert.deepEqual([err.code, err.errno, err.syscall, err.path], [expected.code, expected.errno, 'stat', p]);
+      assert.equal(err.message, expected.message.replace(path.join(tree.root, p), p));
+    }
+    assert.equal(thrownBy(() => reader.statSync(7)).code, 'ERR_INVALID_ARG_TYPE');
+  } finally {
+    reader.close();
+  }
+  assert.equal(thrownBy(() => reader.statSync('a.txt')).code, 'ERR_SMARTREAD_READER_CLOSED');
+});
