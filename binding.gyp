@@ -5,14 +5,14 @@
       "sources": [
         "src/native/addon.cc",
         "src/native/args.cc",
+        "src/native/beneath.cc",
         "src/native/cached_read.cc",
         "src/native/dest_buffer.cc",
         "src/native/errors.cc",
         "src/native/file_io.cc",
         "src/native/page_cache.cc",
         "src/native/prefetch.cc",
-        "src/native/stat_beneath.cc",
-        "src/native/sync_read.cc",
+                "src/native/sync_read.cc",
         "src/native/threadpool_read.cc",
         "src/native/uring/read_file.cc",
         "src/native/uring/ring.cc"

@@ -2,11 +2,11 @@
 // Module init: one Instance per Node environment, released by the environment's cleanup hook.
 #include <napi.h>
 
+#include "beneath.h"
 #include "cached_read.h"
 #include "instance.h"
 #include "page_cache.h"
 #include "prefetch.h"
-#include "stat_beneath.h"
 #include "sync_read.h"
 #include "threadpool_read.h"
 #include "uring/ring.h"
@@ -40,6 +40,7 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("prefetch", &Addon::PrefetchMethod),
         InstanceMethod("pageCacheResidency", &Addon::ResidencyMethod),
         InstanceMethod("statBeneath", &Addon::StatBeneathMethod),
+        InstanceMethod("openBeneath", &Addon::OpenBeneathMethod),
         InstanceValue("features", features, napi_enumerable),
     });
 #ifdef HAVE_LIBURING
@@ -114,6 +115,7 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value EvictMethod(const Napi::CallbackInfo& info) { return EvictFromPageCache(info); }
   Napi::Value ResidencyMethod(const Napi::CallbackInfo& info) { return PageCacheResidency(info); }
   Napi::Value StatBeneathMethod(const Napi::CallbackInfo& info) { return StatBeneath(info); }
+  Napi::Value OpenBeneathMethod(const Napi::CallbackInfo& info) { return OpenBeneath(info); }
 
 #ifdef HAVE_LIBURING
   // uringStatus(): sets the ring up on first use; null when usable, else why not.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// A file's metadata looked up under a confinement, so that confined readers can stat safely.
-#include "stat_beneath.h"
+// Lookups and opens under a confinement, for what confined readers do besides whole-file reads.
+#include "beneath.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -34,6 +34,17 @@ Napi::Value StatBeneath(const Napi::CallbackInfo& info) {
   out[3] = static_cast<double>(st.st_ino);
   out[4] = static_cast<double>(st.st_dev);
   return out;
+}
+
+Napi::Value OpenBeneath(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Failure failure;
+  PathArg path;
+  if (!path.From(env, info[0], &failure)) return FailureToJs(env, failure);
+  const int flags = info[1].As<Napi::Number>().Int32Value();
+  const int fd = OpenForRead(path.c_str(), flags, ConfinementFromJs(info, 2));
+  if (fd < 0) return FailureToJs(env, Failure::Errno(errno, Syscall::kOpen));
+  return Napi::Number::New(env, fd);
 }
 
 }  // namespace smartread

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// A file's metadata looked up under a confinement, so that confined readers can stat safely.
+// Lookups and opens under a confinement, for what confined readers do besides whole-file reads.
 #pragma once
 
 #include <napi.h>
@@ -11,5 +11,11 @@ namespace smartread {
 // openat2(O_PATH) with the confinement's RESOLVE_* flags, then fstat: the path is resolved by
 // the same rules as a confined read, and nothing is opened for reading (a FIFO never blocks).
 Napi::Value StatBeneath(const Napi::CallbackInfo& info);
+
+// openBeneath(path: string | Buffer, flags: number, dirfd?: number, resolve?: number)
+//   -> fd | {errno, syscall: 'open'}
+// The descriptor a confined read would open (O_CLOEXEC), for positional reads the caller makes
+// and closes.
+Napi::Value OpenBeneath(const Napi::CallbackInfo& info);
 
 }  // namespace smartread

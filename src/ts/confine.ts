@@ -107,6 +107,21 @@ export class Root {
     };
   }
 
+  /** A descriptor of `path` beneath the root, opened for reading (O_CLOEXEC) as reads open it;
+   * the caller closes it. */
+  openSync(path: unknown, caller: Function): number {
+    const target = getValidatedPath(path, caller);
+    const endUse = this.use();
+    let raw: number | RawFailure;
+    try {
+      raw = native!.openBeneath(target, fs.constants.O_RDONLY, this.confine.dirfd, this.confine.resolve);
+    } finally {
+      endUse();
+    }
+    if (typeof raw !== 'number') throw this.explainError(failureToError(raw, path, target, caller), path);
+    return raw;
+  }
+
   /** node:fs has no error for a path that leaves a root: EXDEV from openat2 becomes one. */
   explainError(err: Error, path: unknown): Error {
     const e = err as NodeJS.ErrnoException;

@@ -3,7 +3,10 @@
 import { Root, type ConfinedStats } from './confine';
 import { kReaderRoot, readMany, smartRead, type ReadManyOptions, type SettledRead, type SmartReadOptions } from './read_async';
 import { smartReadSync } from './read_sync';
-import { invalidArgType } from './errors';
+import * as fs from 'node:fs';
+import { promisify } from 'node:util';
+import { kMaxLength } from 'node:buffer';
+import { invalidArgType, outOfRange } from './errors';
 import type { PathLike, PathOrFd, ReadFileOptions } from './args';
 
 export interface ConfinedReader {
@@ -15,10 +18,16 @@ export interface ConfinedReader {
   /** The file's metadata beneath the root, on the calling thread as fs.statSync (for ETags,
    * sizes, Range requests); the same resolution rules and errors as the reads. */
   statSync(path: PathLike): ConfinedStats;
+  /** Up to `length` bytes from byte `position` of the file (fewer at its end), e.g. for an HTTP
+   * Range request: opened beneath the root, read with one positional read, closed. */
+  readRange(path: PathLike, position: number, length: number): Promise<Buffer>;
   /** Stops new reads; the root's descriptor closes when the reads under way have ended. */
   close(): void;
   [Symbol.dispose](): void;
 }
+
+const read = promisify((fd: number, buffer: Buffer, offset: number, length: number, position: number,
+  done: (err: Error | null, bytesRead: number) => void) => fs.read(fd, buffer, offset, length, position, done));
 
 /** A reader of the files beneath `root` only, enforced by the kernel (openat2 RESOLVE_BENEATH). */
 export function createReader(options: { root: PathLike; noSymlinks?: boolean }): ConfinedReader {
@@ -37,6 +46,20 @@ export function createReader(options: { root: PathLike; noSymlinks?: boolean }):
     readMany: (paths, o) => readMany(paths, withRoot(o)),
     statSync(path) {
       return root.statSync(path, this.statSync);
+    },
+    async readRange(path, position, length) {
+      if (typeof position !== 'number') throw invalidArgType('position', 'of type number', position, this.readRange);
+      if (typeof length !== 'number') throw invalidArgType('length', 'of type number', length, this.readRange);
+      if (!Number.isSafeInteger(position) || position < 0) throw outOfRange('position', `>= 0 && <= ${Number.MAX_SAFE_INTEGER}`, position, this.readRange);
+      if (!Number.isSafeInteger(length) || length < 0 || length > kMaxLength) throw outOfRange('length', `>= 0 && <= ${kMaxLength}`, length, this.readRange);
+      const fd = root.openSync(path, this.readRange);
+      try {
+        const buffer = Buffer.allocUnsafe(length);
+        const bytesRead = length === 0 ? 0 : await read(fd, buffer, 0, length, position);
+        return bytesRead === length ? buffer : buffer.subarray(0, bytesRead);
+      } finally {
+        fs.closeSync(fd);
+      }
     },
     close,
     [Symbol.dispose]: close,

@@ -51,6 +51,8 @@ export interface NativeBinding {
   pageCacheResidency(path: string | Buffer): { size: number; cached: number } | RawFailure;
   /** [mode, size, mtimeMs, ino, dev] of a path resolved under a confinement (openat2 O_PATH). */
   statBeneath(path: string | Buffer, rootFd?: number, resolve?: number): Float64Array | RawFailure;
+  /** A descriptor (O_CLOEXEC) opened with `flags` under a confinement, as a confined read opens. */
+  openBeneath(path: string | Buffer, flags: number, rootFd?: number, resolve?: number): number | RawFailure;
   /** The cache-hit fast path: the file read without blocking (openat2 RESOLVE_CACHED, preadv2
    * RWF_NOWAIT), or null when that is not possible; pooled like readFileSync. Paths only. */
   cachedRead(target: string | Buffer, flags: number, poolOffset: number, rootFd?: number, resolve?: number): RawResult | number | null;
