@@ -307,3 +307,25 @@ test('reader.statSync: metadata beneath the root, by the same rules as the reads
   }
   assert.equal(thrownBy(() => reader.statSync('a.txt')).code, 'ERR_SMARTREAD_READER_CLOSED');
 });
+
+test('reader.readRange: a slice of a file beneath the root; escapes and bad ranges refused', async (t) => {
+  if (!native) return t.skip(NO_NATIVE);
+  const tree = makeTree(path.join(tempDirs.tmpfs, 'range'));
+  const reader = createReader({ root: tree.root });
+  try {
+    const data = fs.readFileSync(tree.files['sub/b.bin']);
+    for (const [p, position, length] of [['sub/b.bin', 0, 1], ['sub/b.bin', 4095, 2], ['in-link', 100_000, 70_000],
+      ['sub/b.bin', data.length - 3, 10], ['sub/b.bin', data.length + 5, 10], ['sub/b.bin', 7, 0]]) {
+      assertSameBytes(await reader.readRange(p, position, length), data.subarray(position, position + length), `${p} ${position}+${length}`);
+    }
+    for (const [p, code] of escapes(tree)) {
+      assert.equal((await rejectionOf(() => reader.readRange(p, 0, 10))).code, code, String(p));
+    }
+    assert.equal((await rejectionOf(() => reader.readRange('sub', 0, 10))).code, 'EISDIR');
+    assert.equal((await rejectionOf(() => reader.readRange('a.txt', -1, 10))).code, 'ERR_OUT_OF_RANGE');
+    assert.equal((await rejectionOf(() => reader.readRange('a.txt', 0, 1.5))).code, 'ERR_OUT_OF_RANGE');
+    assert.equal((await rejectionOf(() => reader.readRange('a.txt', '0', 10))).code, 'ERR_INVALID_ARG_TYPE');
+  } finally {
+    reader.close();
+  }
+});
