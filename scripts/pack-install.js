@@ -141,7 +141,7 @@ check('require() and import() load the prebuild, read the same bytes as fs, and 
   return `${path.relative(app, r.info.path)}`;
 });
 
-check('the smartread command: --help, explain, explain --json, bench --help', () => {
+check('the smartread command: --help, explain, explain --json, bench --help, calibrate --quick', () => {
   const help = run('npx', ['--no-install', 'smartread', '--help'], { cwd: app, env: bareEnv });
   if (!/^usage: smartread <command>/.test(help)) throw new Error(help);
   const explained = run('npx', ['--no-install', 'smartread', 'explain', sample], { cwd: app, env: bareEnv });
@@ -150,7 +150,13 @@ check('the smartread command: --help, explain, explain --json, bench --help', ()
   if (json.path !== sample || typeof json.strategy !== 'string') throw new Error(JSON.stringify(json));
   const bench = run('npx', ['--no-install', 'smartread', 'bench', '--help'], { cwd: app, env: bareEnv });
   if (!/usage: node bench\/index\.js/.test(bench)) throw new Error(bench);
-  return `explain: ${json.strategy}`;
+  const calibrateDir = path.join(work, 'calibrate');
+  fs.mkdirSync(calibrateDir);
+  const profileFile = path.join(work, 'profile.json');
+  run('npx', ['--no-install', 'smartread', 'calibrate', '--quick', '--out', profileFile, calibrateDir], { cwd: app, env: bareEnv });
+  const profile = JSON.parse(fs.readFileSync(profileFile, 'utf8'));
+  if (profile.version !== 1 || !Number.isInteger(profile.tuning?.fastPathMax)) throw new Error(JSON.stringify(profile));
+  return `explain: ${json.strategy}; calibrate: fastPathMax ${profile.tuning.fastPathMax}`;
 });
 
 // The same package where no prebuild fits: the tarball without prebuilds/.
@@ -186,6 +192,18 @@ check('without a prebuild and without a compiler the install succeeds, on the pu
   for (const key of ['esmSame', 'sync', 'esmSync', 'auto', 'many']) if (r[key] !== true) throw new Error(`${key}: ${r[key]}`);
   return lines[0];
 });
+
+// SMARTREAD_PACK_NODES: more node binaries (colon-separated; .ci/run gives one per release
+// line) that must load the same installed prebuild and read with it through io_uring.
+for (const otherNode of (process.env.SMARTREAD_PACK_NODES ?? '').split(':').filter(Boolean)) {
+  const version = run(otherNode, ['--version']).trim();
+  check(`node ${version} loads the installed prebuild and reads through io_uring`, () => {
+    const r = JSON.parse(run(otherNode, ['-e', readCheck, sample], { cwd: app, env: bareEnv }));
+    if (r.info.engine !== 'native' || r.info.path !== path.join(pkg, 'prebuilds/linux-x64/smartread.glibc.node')) throw new Error(`engine: ${JSON.stringify(r.info)}`);
+    if (r.info.uring.available !== true) throw new Error(`io_uring: ${JSON.stringify(r.info.uring)}`);
+    for (const key of ['esmSame', 'sync', 'esmSync', 'auto', 'many', 'uring']) if (r[key] !== true) throw new Error(`${key}: ${r[key]}`);
+  });
+}
 
 fs.rmSync(work, { recursive: true, force: true });
 process.stdout.write(failures === 0 ? 'pack-install: all checks passed\n' : `pack-install: ${failures} check(s) failed\n`);
