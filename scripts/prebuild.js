@@ -40,9 +40,12 @@ function check(file) {
 
 const headers = nodeHeadersDir();
 if (!headers) fail(`no Node headers beside ${process.execPath} (include/node): set npm_config_nodedir`);
+const dir = path.join(root, 'prebuilds', `${process.platform}-${process.arch}`);
+fs.rmSync(dir, { recursive: true, force: true });
 const staged = stage();
-// prebuildify names the file after package.json's name and tags it; node-gyp takes --nodedir
-// from npm_config_nodedir, so it builds against these headers and downloads nothing.
+// prebuildify names the file after package.json's name and tags it. --target is this node,
+// whose headers node-gyp takes from npm_config_nodedir (so nothing is downloaded); with --napi
+// the file loads on every node with N-API 8.
 const prebuildify = require.resolve('prebuildify/bin.js');
 const run = spawnSync(process.execPath, [prebuildify, '--napi', '--tag-libc', '--strip', `--target=${process.versions.node}`,
   `--node-gyp=${path.join(root, 'node_modules', '.bin', 'node-gyp')}`, `--out=${root}`, staged], {
@@ -52,7 +55,6 @@ const run = spawnSync(process.execPath, [prebuildify, '--napi', '--tag-libc', '-
 fs.rmSync(staged, { recursive: true, force: true });
 if (run.status !== 0) fail(`prebuildify exited with ${run.status ?? run.signal}`);
 
-const dir = path.join(root, 'prebuilds', `${process.platform}-${process.arch}`);
 const libc = fs.existsSync('/etc/alpine-release') ? 'musl' : 'glibc';
 const built = path.join(dir, `smartread.${libc}.node`);
 if (!fs.existsSync(built)) fail(`prebuildify left no ${built}`);
