@@ -1,11 +1,14 @@
 #!/usr/bin/env node
-// Builds the addon with node-gyp. `npm install` runs it without --force: then a failed build is
-// reported in one line and the package runs on its pure-JS engine instead of failing the
-// install. `npm run build:native` passes --force, where a failed build is an error.
+// Builds the addon with node-gyp. `npm install` runs it without --force: then a prebuilt addon
+// (prebuilds/, shipped in the npm package) that loads here makes the build unnecessary, and a
+// failed build is reported in one line and the package runs on its pure-JS engine instead of
+// failing the install. `npm run build:native` passes --force: it always builds, and a failed
+// build is an error.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
+const { nodeHeadersDir } = require('./node-headers');
 
 const root = path.resolve(__dirname, '..');
 const force = process.argv.includes('--force');
@@ -18,12 +21,43 @@ function nodeGypCommand() {
 }
 
 function nodedirArgs() {
-  // Use the headers installed beside this node (distribution packages ship them) so that the
-  // build never downloads them; node-gyp downloads only when neither is given.
-  if (process.env.npm_config_nodedir) return [`--nodedir=${process.env.npm_config_nodedir}`];
-  const prefix = path.resolve(path.dirname(process.execPath), '..');
-  if (fs.existsSync(path.join(prefix, 'include', 'node', 'node_api.h'))) return [`--nodedir=${prefix}`];
-  return [];
+  const dir = nodeHeadersDir();
+  return dir ? [`--nodedir=${dir}`] : [];
+}
+
+// The first prebuild that loads, as the loader (dist/native.js) finds them; what it tried on the way.
+function loadablePrebuild() {
+  const tried = [];
+  let loader;
+  try {
+    loader = require(path.join(root, 'dist', 'native.js'));
+  } catch {
+    return { file: null, tried: ['no dist/native.js to find prebuilds with'] };
+  }
+  for (const candidate of loader.prebuildCandidates()) {
+    if (candidate.skipped) {
+      tried.push(candidate.skipped);
+      continue;
+    }
+    try {
+      require(candidate.file);
+      return { file: candidate.file, tried };
+    } catch (err) {
+      tried.push(`${candidate.file}: ${err.message.split('\n')[0]}`);
+    }
+  }
+  return { file: null, tried };
+}
+
+if (!force) {
+  const prebuild = loadablePrebuild();
+  if (prebuild.file) {
+    process.stdout.write(`smartread: using the prebuilt addon ${path.relative(root, prebuild.file)}\n`);
+    process.exit(0);
+  }
+  if (fs.existsSync(path.join(root, 'prebuilds'))) {
+    process.stdout.write(`smartread: no prebuilt addon fits (${prebuild.tried.join('; ')}); building from source\n`);
+  }
 }
 
 const [cmd, ...pre] = nodeGypCommand();

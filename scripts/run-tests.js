@@ -1,28 +1,52 @@
 #!/usr/bin/env node
-// `npm test`: runs the whole node:test suite twice, on the native addon (which must load) and on
-// the pure-JS engine (SMARTREAD_FORCE_JS=1), and ends with one line counting both runs.
-// Extra arguments are passed to `node --test` (e.g. a single test file).
+// `npm test`: checks the package (the public types with tsc on test/types, package.json with
+// publint), then runs the whole node:test suite twice, on the native addon (which must load)
+// and on the pure-JS engine (SMARTREAD_FORCE_JS=1), and ends with one line counting both runs.
+// Extra arguments are passed to `node --test` (e.g. a single test file; the package checks are
+// then left out), except these:
+//   --native-only   the native pass only, no package checks (.ci/run on each extra Node line)
+// The suite runs on SMARTREAD_TEST_NODE when set (a node binary), else on this node.
 'use strict';
-const { spawn } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const args = process.argv.slice(2);
+const nativeOnly = args.includes('--native-only');
 const files = args.filter((a) => !a.startsWith('-'));
-const flags = args.filter((a) => a.startsWith('-'));
+const flags = args.filter((a) => a.startsWith('-') && a !== '--native-only');
 const testFiles = files.length > 0 ? files : fs.readdirSync(path.join(root, 'test'))
   .filter((f) => f.endsWith('.test.js')).sort().map((f) => path.join('test', f));
+const node = process.env.SMARTREAD_TEST_NODE || process.execPath;
 
 const passes = [
   { name: 'native', env: { SMARTREAD_REQUIRE_NATIVE: '1', SMARTREAD_FORCE_JS: '' } },
-  { name: 'js', env: { SMARTREAD_FORCE_JS: '1', SMARTREAD_REQUIRE_NATIVE: '' } },
+  ...(nativeOnly ? [] : [{ name: 'js', env: { SMARTREAD_FORCE_JS: '1', SMARTREAD_REQUIRE_NATIVE: '' } }]),
 ];
+
+// Checks of the package itself, each a devDependency's command that must exit 0.
+function bin(pkg, name) {
+  const dir = path.join(root, 'node_modules', pkg);
+  return path.join(dir, JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).bin[name]);
+}
+const packageChecks = [
+  { name: 'types (tsc on test/types)', cmd: [process.execPath, bin('typescript', 'tsc'), '-p', 'test/types/tsconfig.json'] },
+  { name: 'package.json (publint --strict)', cmd: [process.execPath, bin('publint', 'publint'), '--strict'] },
+];
+
+function runPackageCheck(check) {
+  process.stdout.write(`\n# smartread package check: ${check.name}\n`);
+  const [cmd, ...rest] = check.cmd;
+  const r = spawnSync(cmd, rest, { cwd: root, stdio: 'inherit' });
+  return r.status === 0;
+}
 
 function run(pass) {
   return new Promise((resolve) => {
-    process.stdout.write(`\n# smartread tests: ${pass.name} engine\n`);
-    const child = spawn(process.execPath, ['--test', '--test-reporter=tap', ...flags, ...testFiles], {
+    const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+    process.stdout.write(`\n# smartread tests: ${pass.name} engine, node ${version}\n`);
+    const child = spawn(node, ['--test', '--test-reporter=tap', ...flags, ...testFiles], {
       cwd: root,
       env: { ...process.env, ...pass.env },
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -48,6 +72,14 @@ function run(pass) {
   let failed = 0;
   let skipped = 0;
   let bad = false;
+  const checked = [];
+  if (!nativeOnly && files.length === 0) {
+    for (const check of packageChecks) {
+      const ok = runPackageCheck(check);
+      checked.push(`${check.name}: ${ok ? 'ok' : 'FAILED'}`);
+      if (!ok) bad = true;
+    }
+  }
   for (const pass of passes) {
     const r = await run(pass);
     passed += r.pass;
@@ -55,6 +87,7 @@ function run(pass) {
     skipped += r.skipped;
     if (r.code !== 0 || r.pass === 0) bad = true;
   }
+  for (const line of checked) process.stdout.write(`\n# ${line}`);
   process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
   process.exit(bad || failed > 0 ? 1 : 0);
 })();

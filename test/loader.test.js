@@ -51,10 +51,10 @@ test('the engine of this pass: the addon from a .node file, or the JS engine and
     assert.ok(fs.existsSync(info.path));
     assert.equal(typeof info.liburing, 'boolean');
     assert.equal(info.reason, undefined);
-    // Every place looked at, in order, each a .node file with what happened there; the last one
-    // is the file that loaded.
+    // Every place looked at, in order, each a .node file (or the prebuilds/ folder that has none)
+    // with what happened there; the last one is the file that loaded.
     assert.ok(info.tried.length >= 1);
-    for (const line of info.tried) assert.match(line, /^\/.+\.node: .+/);
+    for (const line of info.tried) assert.match(line, /^\/.+(\.node|\/prebuilds\/[\w-]+): .+/);
     assert.equal(info.tried.at(-1), `${info.path}: loaded`);
     assert.equal(info.tried.filter((line) => line.endsWith(': loaded')).length, 1);
   } else if (jsPass) {
@@ -107,4 +107,29 @@ test('a child in the ES module entry alone loads the same engine as this process
     import('smartread').then(({ engineInfo }) => console.log(JSON.stringify(engineInfo())));
   `, {});
   assert.deepEqual(JSON.parse(line), engineInfo());
+});
+
+// A package laid out as npm installs it: dist/ and prebuilds/<platform>-<arch>/ with files named
+// as prebuildify names them. The loader takes the one for this libc and says why not the other.
+test('prebuilds/: the file tagged for this libc loads; another libc is skipped with the reason', async (t) => {
+  if (!nativePass) return t.skip('needs the addon (the native pass)');
+  const built = path.resolve(__dirname, '..', 'build', 'Release', 'smartread.node');
+  if (!fs.existsSync(built)) return t.skip('no build/Release/smartread.node to lay out as a prebuild');
+  const root = path.join(tempDirs.disk, 'installed');
+  fs.cpSync(path.resolve(__dirname, '..', 'dist'), path.join(root, 'dist'), { recursive: true });
+  const dir = path.join(root, 'prebuilds', `${process.platform}-${process.arch}`);
+  fs.mkdirSync(dir, { recursive: true });
+  const libc = fs.existsSync('/etc/alpine-release') ? 'musl' : 'glibc';
+  const other = libc === 'glibc' ? 'musl' : 'glibc';
+  fs.copyFileSync(built, path.join(dir, `smartread.${libc}.node`));
+  fs.writeFileSync(path.join(dir, `smartread.${other}.node`), 'not an addon');
+  fs.writeFileSync(path.join(dir, 'README'), 'not a prebuild');
+  const [line] = await runChild(`console.log(JSON.stringify(require(${JSON.stringify(path.join(root, 'dist'))}).engineInfo()))`, {});
+  const info = JSON.parse(line);
+  assert.equal(info.engine, 'native');
+  assert.equal(info.path, path.join(dir, `smartread.${libc}.node`));
+  assert.deepEqual(info.tried, [
+    `${path.join(dir, `smartread.${other}.node`)}: built for ${other}, this system has ${libc}`,
+    `${info.path}: loaded`,
+  ]);
 });

@@ -228,8 +228,13 @@ const errorDir = tempDirs.disk;
 const file = path.join(errorDir, 'file');
 const symlinkA = path.join(errorDir, 'loop-a');
 const symlinkB = path.join(errorDir, 'loop-b');
+// Node 26 reads files of up to 512 KiB in one round trip, whose read errors name the path.
+const oneChunkFile = path.join(errorDir, 'one-chunk');
+const overOneChunkFile = path.join(errorDir, 'over-one-chunk');
 before(() => {
   fs.writeFileSync(file, 'some content\n');
+  fs.writeFileSync(oneChunkFile, Buffer.alloc(512 * 1024, 1));
+  fs.writeFileSync(overOneChunkFile, Buffer.alloc(512 * 1024 + 1, 2));
   fs.symlinkSync(symlinkB, symlinkA);
   fs.symlinkSync(symlinkA, symlinkB);
 });
@@ -291,6 +296,8 @@ const failingOptions = {
   "an invalid path and encoding 'bogus': the encoding is reported": () => [{}, { encoding: 'bogus' }],
   "{ flag: 'wx' } on an existing file (EEXIST)": () => [file, { flag: 'wx' }],
   "{ flag: 'a' }: opened write-only (EBADF on read)": () => [file, { flag: 'a' }],
+  "{ flag: 'a' } on a file of 512 KiB": () => [oneChunkFile, { flag: 'a' }],
+  "{ flag: 'a' } on a file of 512 KiB + 1 byte": () => [overOneChunkFile, { flag: 'a' }],
   "{ flag: 'r+' } on a directory (EISDIR on open)": () => [errorDir, { flag: 'r+' }],
   '{ flag: O_RDONLY | O_DIRECTORY } on a file (ENOTDIR)': () => [file, { flag: fs.constants.O_RDONLY | fs.constants.O_DIRECTORY }],
   "{ signal: 'x' }": () => [file, { signal: 'x' }],

@@ -441,7 +441,13 @@ describe('files larger than 2 GiB', () => {
     }
   });
 
-  test('exactly buffer.constants.MAX_LENGTH bytes is read whole', () => {
+  // Node 20's Buffer limit is 4 GiB; from Node 22 it is 2^53 - 1 bytes, more than a file can
+  // hold here (ext4 and tmpfs stop far below) and than memory could take.
+  const beyondFiles = MAX_LENGTH > 2 ** 32
+    ? `buffer.constants.MAX_LENGTH is ${MAX_LENGTH} bytes on node ${process.version}: no file that large can be made here`
+    : false;
+
+  test('exactly buffer.constants.MAX_LENGTH bytes is read whole', { skip: beyondFiles }, () => {
     const markers = { 0: 1, [MAX_LENGTH - 1]: 2 };
     const file = makeSparse('sparse-max', MAX_LENGTH, markers);
     try {
@@ -456,7 +462,7 @@ describe('files larger than 2 GiB', () => {
     }
   });
 
-  test('MAX_LENGTH + 1 bytes: RangeError ERR_FS_FILE_TOO_LARGE, and no descriptor left open', () => {
+  test('MAX_LENGTH + 1 bytes: RangeError ERR_FS_FILE_TOO_LARGE, and no descriptor left open', { skip: beyondFiles }, () => {
     const size = MAX_LENGTH + 1;
     const file = makeSparse('sparse-too-large', size, { [MAX_LENGTH]: 1 });
     try {

@@ -86,10 +86,10 @@ function displayPath(target: string | Buffer): string {
 
 /**
  * The Error for a failed raw read of `target` (the validated path or fd that the engine was
- * given; `path` is the argument as the caller passed it). Only open and stat errors name the
- * path, as in node:fs.
+ * given; `path` is the argument as the caller passed it). Open and stat errors name the path,
+ * as in node:fs; other errors only with `namePath` (see read_async.ts's readErrorNamesPath).
  */
-export function failureToError(failure: RawFailure, path: unknown, target: string | Buffer | number, caller: Function): Error {
+export function failureToError(failure: RawFailure, path: unknown, target: string | Buffer | number, caller: Function, namePath = false): Error {
   switch (failure.reason) {
     case 'null-bytes':
       return nullBytesInPath(path, caller);
@@ -97,7 +97,7 @@ export function failureToError(failure: RawFailure, path: unknown, target: strin
       return fileTooLarge(failure.size ?? 0, caller);
     default:
       return uvError(failure.errno, failure.syscall ?? 'read',
-        (failure.syscall === 'open' || failure.syscall === 'stat') && typeof target !== 'number' ? displayPath(target) : undefined, caller);
+        (failure.syscall === 'open' || failure.syscall === 'stat' || namePath) && typeof target !== 'number' ? displayPath(target) : undefined, caller);
   }
 }
 

@@ -90,11 +90,59 @@ export interface LoadReport {
 
 const packageRoot = path.resolve(__dirname, '..');
 
-function candidates(): string[] {
+/** A file to try, or a place with none to try and why (said in the report). */
+type Candidate = { file: string } | { skipped: string };
+
+// node-gyp-build's test for musl: an Alpine system. Elsewhere on Linux, glibc.
+function libc(): 'glibc' | 'musl' {
+  return fs.existsSync('/etc/alpine-release') ? 'musl' : 'glibc';
+}
+
+// Why a prebuild named as prebuildify names them (`smartread[.tag...].node`; with --napi
+// --tag-libc the tag is glibc or musl) cannot load here, or null if it may.
+function prebuildMismatch(name: string): string | null {
+  for (const tag of name.split('.').slice(1, -1)) {
+    if (tag === 'glibc' || tag === 'musl') {
+      if (tag !== libc()) return `built for ${tag}, this system has ${libc()}`;
+    } else if (tag !== 'napi') {
+      return `a tag this loader does not know: ${tag}`;
+    }
+  }
+  return null;
+}
+
+/**
+ * The prebuilt addons for this platform, as `npm run prebuild` (prebuildify --napi --tag-libc)
+ * lays them out: prebuilds/<platform>-<arch>/smartread.glibc.node.
+ */
+export function prebuildCandidates(): Candidate[] {
+  const dir = path.join(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`);
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir).filter((name) => /^smartread(\.[a-z0-9]+)*\.node$/.test(name));
+  } catch {
+    return [{ skipped: `${dir}: no prebuilt addon for ${process.platform}-${process.arch}` }];
+  }
+  if (names.length === 0) return [{ skipped: `${dir}: no prebuilt addon for ${process.platform}-${process.arch}` }];
+  // What cannot fit is said first (the loader stops at the first file that loads); then the
+  // rest, tagged files before untagged ones.
+  const specificity = (name: string) => name.split('.').length;
+  const fitting: Candidate[] = [];
+  const skipped: Candidate[] = [];
+  for (const name of names.sort((a, b) => specificity(b) - specificity(a) || a.localeCompare(b))) {
+    const file = path.join(dir, name);
+    const mismatch = prebuildMismatch(name);
+    if (mismatch === null) fitting.push({ file });
+    else skipped.push({ skipped: `${file}: ${mismatch}` });
+  }
+  return [...skipped, ...fitting];
+}
+
+function candidates(): Candidate[] {
   return [
-    path.join(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`, 'smartread.node'),
-    path.join(packageRoot, 'build', 'Release', 'smartread.node'),
-    path.join(packageRoot, 'build', 'Debug', 'smartread.node'),
+    ...prebuildCandidates(),
+    { file: path.join(packageRoot, 'build', 'Release', 'smartread.node') },
+    { file: path.join(packageRoot, 'build', 'Debug', 'smartread.node') },
   ];
 }
 
@@ -108,8 +156,8 @@ function loadFailureText(report: LoadReport): string {
 }
 
 /**
- * Loads the addon: prebuilds/ first, then build/Release, then build/Debug. A file that is
- * missing is skipped; one that exists but fails to load is reported and the next is tried.
+ * Loads the addon: prebuilds/ first (the ones that fit), then build/Release, then build/Debug.
+ * A file that is missing is skipped; one that exists but fails to load is reported and the next is tried.
  * With none, or with SMARTREAD_FORCE_JS=1, returns no binding and says why; with
  * SMARTREAD_REQUIRE_NATIVE=1 that is an error listing what was tried.
  */
@@ -119,7 +167,12 @@ export function loadNative(): { binding: NativeBinding | null; report: LoadRepor
     report.reason = 'SMARTREAD_FORCE_JS=1';
     return { binding: null, report };
   }
-  for (const file of candidates()) {
+  for (const candidate of candidates()) {
+    if ('skipped' in candidate) {
+      report.tried.push(candidate.skipped);
+      continue;
+    }
+    const { file } = candidate;
     if (!fs.existsSync(file)) {
       report.tried.push(`${file}: not found`);
       continue;

@@ -2,6 +2,7 @@
 import { engineFor, strategyNames, type AsyncEngine, type Strategy } from './strategies';
 import { abortError, failureToError, invalidArgValue, outOfRange, strategyUnavailable } from './errors';
 import { getOptions, getValidatedPath, isFd, pathList, stringToFlags, type PathOrFd, type ReadFileOptions } from './args';
+import { readFile, statSync } from 'node:fs';
 import type { RawFailure, RawResult } from './native';
 import { kCachedRunMax, loadReport } from './engine';
 import { countFastPath, recordRead, timing, type ServedBy } from './metrics';
@@ -146,13 +147,34 @@ function untilAborted<T>(pending: Promise<T>, signal: AbortSignal, stop: () => v
 }
 
 // The caller's result from an engine's raw one: the bytes (decoded if asked), or the error.
-function shape(raw: RawResult, req: Request, path: unknown, caller: Function): Buffer | string {
+function shape(raw: RawResult, req: Request, path: unknown, caller: Function, namePath = false): Buffer | string {
   if ((raw as RawFailure).errno !== undefined) {
-    const err = failureToError(raw as RawFailure, path, req.target, caller);
+    const err = failureToError(raw as RawFailure, path, req.target, caller, namePath);
     throw req.root ? req.root.explainError(err, path) : err;
   }
   // Like node:fs, an encoding of 'buffer' passes validation and then fails in toString().
   return req.encoding ? (raw as Buffer).toString(req.encoding as BufferEncoding) : (raw as Buffer);
+}
+
+// Node 26's fs.promises.readFile reads a file of up to one chunk (512 KiB; a directory or
+// another file that is not regular has size 0) in one thread-pool round trip, and the errors of
+// that read(2) name the path; larger files, and Node 20 to 24, leave it out. Whether this node
+// names it is asked of fs.readFile itself, once, on the first failed read: it reads a directory.
+const kOneRoundTripMax = 512 * 1024;
+let readErrorsNamePath: Promise<boolean> | undefined;
+
+function nodeNamesPathInReadErrors(): Promise<boolean> {
+  return readErrorsNamePath ??= new Promise((resolve) => {
+    readFile(__dirname, (err) => resolve(err?.path !== undefined));
+  });
+}
+
+// Whether node:fs would name the path in this failed read's error (an open error always does).
+async function readErrorNamesPath(failure: RawFailure, target: string | Buffer | number): Promise<boolean> {
+  if (failure.reason !== undefined || (failure.syscall ?? 'read') !== 'read' || typeof target === 'number') return false;
+  if (!await nodeNamesPathInReadErrors()) return false;
+  const stats = statSync(target, { throwIfNoEntry: false });
+  return stats === undefined || !stats.isFile() || stats.size <= kOneRoundTripMax;
 }
 
 // What serves reads on an engine, for the metrics.
@@ -188,7 +210,8 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
       if (endUse) pending.then(endUse, endUse);
       raw = signal ? await untilAborted(pending, signal, () => engine.cancel?.(id), caller) : await pending;
     }
-    const value = shape(raw, req, path, caller);
+    const namePath = (raw as RawFailure).errno !== undefined && await readErrorNamesPath(raw as RawFailure, target);
+    const value = shape(raw, req, path, caller, namePath);
     recordRead(by, path, value, started);
     return value;
   } catch (err) {

@@ -1,5 +1,5 @@
 // smartReadSync: fs.readFileSync's contract, read in one call into the engine.
-import { constants as fsConstants } from 'node:fs';
+import { constants as fsConstants, openSync } from 'node:fs';
 import { engine, loadReport } from './engine';
 import { recordRead, timing } from './metrics';
 import { failureToError, outOfRange } from './errors';
@@ -53,6 +53,9 @@ function readSyncWithOptions(path: unknown, options: unknown): string | Buffer {
     if (!utf8 && path < 0) throw outOfRange('fd', '>= 0 && <= 2147483647', path, smartReadSync);
     if (utf8) flags = stringToFlags(flag, smartReadSync);
     target = path;
+  } else if (!utf8 && openChecksFlagsFirst()) {
+    flags = stringToFlags(flag, smartReadSync);
+    target = getValidatedPath(path, smartReadSync);
   } else {
     target = getValidatedPath(path, smartReadSync);
     flags = stringToFlags(flag, smartReadSync);
@@ -73,4 +76,20 @@ function readSyncWithOptions(path: unknown, options: unknown): string | Buffer {
   }
   // Like node:fs, an encoding of 'buffer' passes validation and then fails in toString().
   return encoding ? (result as Buffer).toString(encoding as BufferEncoding) : (result as Buffer);
+}
+
+// Whether this node's fs.openSync, which readFileSync opens through for every encoding but
+// utf8, checks the flags before the path (Node 26) or the path first (Node 20 to 24). Asked of
+// openSync itself, once, with arguments that both fail before any syscall.
+let flagsFirst: boolean | undefined;
+function openChecksFlagsFirst(): boolean {
+  if (flagsFirst === undefined) {
+    try {
+      openSync(undefined as unknown as string, 'not a flag');
+      flagsFirst = false;
+    } catch (err) {
+      flagsFirst = (err as NodeJS.ErrnoException).code === 'ERR_INVALID_ARG_VALUE';
+    }
+  }
+  return flagsFirst;
 }

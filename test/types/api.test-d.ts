@@ -1,0 +1,116 @@
+// The public API as typed for a CommonJS user (`require('smartread')`): what each overload
+// returns, and misuse the compiler must refuse (each @ts-expect-error line must be an error).
+import {
+  smartReadSync, smartRead, readMany, explain, metrics, engineInfo, prefetch, tuning, setTuning, useProfile,
+  evictFromPageCache, pageCacheResidency, AbortError,
+  type EngineInfo, type Explanation, type MetricsSnapshot, type SettledRead, type Strategy, type Tuning,
+  type PrefetchResult, type FsError,
+} from 'smartread';
+import { expectType } from './assert';
+
+const url = new URL('file:///etc/hosts');
+const signal = new AbortController().signal;
+
+// smartReadSync: Buffer without an encoding, string with one, either when it is not known.
+expectType<Buffer>()(smartReadSync('/etc/hosts'));
+expectType<Buffer>()(smartReadSync(Buffer.from('/etc/hosts'), null));
+expectType<Buffer>()(smartReadSync(url, { flag: 'r' }));
+expectType<Buffer>()(smartReadSync(3, { encoding: null }));
+expectType<string>()(smartReadSync('/etc/hosts', 'utf8'));
+expectType<string>()(smartReadSync('/etc/hosts', { encoding: 'latin1', flag: 'r' }));
+declare const someEncoding: BufferEncoding | undefined;
+expectType<string | Buffer>()(smartReadSync('/etc/hosts', { encoding: someEncoding }));
+// @ts-expect-error: not an encoding
+smartReadSync('/etc/hosts', 'utf-9');
+// @ts-expect-error: a path is required
+smartReadSync();
+// @ts-expect-error: not a path
+smartReadSync({ path: '/etc/hosts' });
+// @ts-expect-error: a string result is not a Buffer
+const notBuffer: Buffer = smartReadSync('/etc/hosts', 'utf8');
+void notBuffer;
+
+async function asyncApi(): Promise<void> {
+  // smartRead: the same, as promises; strategy and signal are options.
+  expectType<Promise<Buffer>>()(smartRead('/etc/hosts'));
+  expectType<Buffer>()(await smartRead('/etc/hosts', { strategy: 'uring', signal }));
+  expectType<string>()(await smartRead(url, { encoding: 'utf8', strategy: 'threadpool' }));
+  expectType<string>()(await smartRead('/etc/hosts', 'base64'));
+  expectType<string | Buffer>()(await smartRead('/etc/hosts', { encoding: someEncoding }));
+  // @ts-expect-error: not a strategy
+  await smartRead('/etc/hosts', { strategy: 'fastest' });
+  // @ts-expect-error: smartRead returns a promise, not a Buffer
+  const sync: Buffer = smartRead('/etc/hosts');
+  void sync;
+
+  // readMany: Buffers, strings with an encoding, settled results with settle: true.
+  expectType<Buffer[]>()(await readMany(['/a', '/b']));
+  expectType<Buffer[]>()(await readMany(new Set(['/a', url]), { concurrency: 8, strategy: 'auto' }));
+  expectType<string[]>()(await readMany(['/a'], 'utf8'));
+  expectType<string[]>()(await readMany(['/a'], { encoding: 'hex', signal }));
+  const settled = await readMany(['/a', '/b'], { settle: true });
+  expectType<SettledRead<Buffer | string>[]>()(settled);
+  for (const r of settled) {
+    if (r.status === 'fulfilled') expectType<Buffer | string>()(r.value);
+    else expectType<Error>()(r.reason);
+  }
+  // @ts-expect-error: readMany takes a list of paths
+  await readMany(42);
+  // @ts-expect-error: concurrency is a number
+  await readMany(['/a'], { concurrency: '8' });
+
+  // prefetch
+  expectType<PrefetchResult>()(await prefetch(['/a', url]));
+  // @ts-expect-error: prefetch takes paths, not descriptors
+  await prefetch([3]);
+}
+void asyncApi;
+
+// explain: the way, the reason, the device.
+const e = explain('/etc/hosts', { strategy: 'auto', flag: 'r' });
+expectType<Explanation>()(e);
+expectType<'fast-path' | 'uring' | 'uring-chunked' | 'threadpool' | 'sync' | 'js'>()(e.strategy);
+expectType<string>()(e.reason);
+// @ts-expect-error: explain never reads, so it takes no encoding
+explain('/etc/hosts', { encoding: 'utf8' });
+
+// metrics: a callable snapshot with methods.
+const snapshot = metrics();
+expectType<MetricsSnapshot>()(snapshot);
+expectType<number>()(snapshot.strategies.uring.bytes);
+expectType<number>()(snapshot.fastPath.hits);
+expectType<string>()(metrics.prometheus());
+metrics.enableLatency();
+metrics.enable(false);
+metrics.reset();
+// @ts-expect-error: there is no such strategy to count
+void snapshot.strategies.mmap;
+
+// engineInfo: which engine, and io_uring's state with the reason when it is unavailable.
+const info = engineInfo();
+expectType<EngineInfo>()(info);
+expectType<'native' | 'js'>()(info.engine);
+expectType<string[]>()(info.tried);
+if (!info.uring.available) expectType<string>()(info.uring.reason);
+// @ts-expect-error: a reason only when io_uring is unavailable
+void info.uring.reason;
+
+// tuning
+expectType<Tuning>()(tuning());
+expectType<Tuning>()(setTuning({ fastPathMax: 65536 }));
+expectType<Tuning>()(useProfile('./smartread-profile.json'));
+// @ts-expect-error: not a threshold
+setTuning({ fastPath: 1 });
+
+// page cache and errors
+evictFromPageCache('/etc/hosts');
+expectType<{ size: number; cached: number }>()(pageCacheResidency('/etc/hosts'));
+const strategy: Strategy = 'threadpool';
+void strategy;
+// @ts-expect-error: not a strategy
+const unknownStrategy: Strategy = 'fastest';
+void unknownStrategy;
+const abort = new AbortError();
+expectType<'ABORT_ERR'>()(abort.code);
+declare const err: FsError;
+expectType<string>()(err.code);
