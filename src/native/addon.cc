@@ -4,8 +4,10 @@
 
 #include "cached_read.h"
 #include "instance.h"
+#include "mmap_file.h"
 #include "page_cache.h"
 #include "prefetch.h"
+#include "read_into.h"
 #include "sync_read.h"
 #include "threadpool_read.h"
 #include "uring/ring.h"
@@ -38,6 +40,11 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("evictFromPageCache", &Addon::EvictMethod),
         InstanceMethod("prefetch", &Addon::PrefetchMethod),
         InstanceMethod("pageCacheResidency", &Addon::ResidencyMethod),
+        InstanceMethod("mapFile", &Addon::MapFileMethod),
+        InstanceMethod("unmap", &Addon::UnmapMethod),
+        InstanceMethod("readIntoSync", &Addon::ReadIntoSyncMethod),
+        InstanceMethod("readIntoAsync", &Addon::ReadIntoAsyncMethod),
+        InstanceMethod("adviseRandom", &Addon::AdviseRandomMethod),
         InstanceValue("features", features, napi_enumerable),
     });
 #ifdef HAVE_LIBURING
@@ -46,6 +53,9 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("uringRead", &Addon::UringRead),
         InstanceMethod("uringSubmit", &Addon::UringSubmit),
         InstanceMethod("uringCancel", &Addon::UringCancel),
+        InstanceMethod("uringRegisterFile", &Addon::UringRegisterFile),
+        InstanceMethod("uringUnregisterFile", &Addon::UringUnregisterFile),
+        InstanceMethod("uringReadAt", &Addon::UringReadAt),
     });
 #endif
   }
@@ -111,6 +121,11 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value PrefetchMethod(const Napi::CallbackInfo& info) { return Prefetch(info); }
   Napi::Value EvictMethod(const Napi::CallbackInfo& info) { return EvictFromPageCache(info); }
   Napi::Value ResidencyMethod(const Napi::CallbackInfo& info) { return PageCacheResidency(info); }
+  Napi::Value MapFileMethod(const Napi::CallbackInfo& info) { return MapFile(info, instance_); }
+  Napi::Value UnmapMethod(const Napi::CallbackInfo& info) { return Unmap(info); }
+  Napi::Value ReadIntoSyncMethod(const Napi::CallbackInfo& info) { return ReadIntoSync(info); }
+  Napi::Value ReadIntoAsyncMethod(const Napi::CallbackInfo& info) { return ReadIntoAsync(info); }
+  Napi::Value AdviseRandomMethod(const Napi::CallbackInfo& info) { return AdviseRandom(info); }
 
 #ifdef HAVE_LIBURING
   // uringStatus(): sets the ring up on first use; null when usable, else why not.
@@ -138,6 +153,25 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value UringCancel(const Napi::CallbackInfo& info) {
     if (ring_ != nullptr) ring_->Cancel(info[0].As<Napi::Number>().Uint32Value());
     return info.Env().Undefined();
+  }
+
+  // uringRegisterFile(fd) -> the fixed-file slot, or -1 (then reads name the fd itself).
+  Napi::Value UringRegisterFile(const Napi::CallbackInfo& info) {
+    if (ring_ == nullptr) return Napi::Number::New(info.Env(), -1);
+    return Napi::Number::New(info.Env(), ring_->RegisterFile(info[0].As<Napi::Number>().Int32Value()));
+  }
+
+  Napi::Value UringUnregisterFile(const Napi::CallbackInfo& info) {
+    if (ring_ != nullptr) ring_->UnregisterFile(info[0].As<Napi::Number>().Int32Value());
+    return info.Env().Undefined();
+  }
+
+  Napi::Value UringReadAt(const Napi::CallbackInfo& info) {
+    if (ring_ == nullptr) {
+      Napi::Error::New(info.Env(), "smartread: io_uring is not set up").ThrowAsJavaScriptException();
+      return info.Env().Undefined();
+    }
+    return Napi::Value(info.Env(), ring_->ReadAt(info));
   }
 
   // Owned by itself from setup on: it deletes itself at the end of the environment's teardown.
