@@ -49,6 +49,9 @@ function nativeReaders(binding: NativeBinding): { engine: Engine; cachedRead: Ca
     engine: {
       readFileSync: (target, flags, statUserFd) =>
         take(binding.readFileSync(target, flags, statUserFd, slot())) as RawResult,
+      mapFile: binding.mapFile.bind(binding),
+      readIntoSync: binding.readIntoSync.bind(binding),
+      readIntoAsync: binding.readIntoAsync.bind(binding),
     },
     cachedRead: (target, flags) => take(binding.cachedRead(target, flags, slot())) as RawResult | null,
     cachedReadMany: (paths, start, end, flags, out) => {
