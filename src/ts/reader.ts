@@ -108,17 +108,30 @@ export class Reader implements AsyncDisposable {
   }
 }
 
+// A reader dropped without close(): node:fs closes its FileHandle when it is collected, and this
+// empties its fixed-file slot, which would otherwise hold the file open for the thread's life.
+// A reader with reads in flight is still reachable (their promises lead back to it).
+const slotsOfDroppedReaders = new FinalizationRegistry<number>((slot) => native?.uringUnregisterFile?.(slot));
+
 // How reads reach the kernel for one fd: the ring (in a fixed-file slot when one is free), the
 // addon's pool work, or node:fs.
-function readPath(strategy: ReaderStrategy, fd: number, caller: Function): { by: Reader['strategy']; readAt: ReadAt; release: () => void } {
+interface ReadPath {
+  by: Reader['strategy'];
+  readAt: ReadAt;
+  release: () => void;
+  /** The fixed-file slot the fd is in, or -1. */
+  slot: number;
+}
+
+function readPath(strategy: ReaderStrategy, fd: number, caller: Function): ReadPath {
   if (native === null) {
-    return { by: 'js', readAt: (view, offset, length, position) => jsEngine.readIntoAsync(fd, view, offset, length, position), release: () => {} };
+    return { by: 'js', readAt: (view, offset, length, position) => jsEngine.readIntoAsync(fd, view, offset, length, position), release: () => {}, slot: -1 };
   }
   const ring = strategy === 'threadpool' ? 'not asked for' : uringAvailability();
   if (typeof ring === 'string') {
     if (strategy === 'uring') throw strategyUnavailable('uring', ring, caller);
     const binding = native;
-    return { by: 'threadpool', readAt: (view, offset, length, position) => binding.readIntoAsync(fd, view, offset, length, position), release: () => {} };
+    return { by: 'threadpool', readAt: (view, offset, length, position) => binding.readIntoAsync(fd, view, offset, length, position), release: () => {}, slot: -1 };
   }
   const binding = native as Required<NativeBinding>;
   const slot = binding.uringRegisterFile(fd);
@@ -133,6 +146,7 @@ function readPath(strategy: ReaderStrategy, fd: number, caller: Function): { by:
     release: () => {
       if (fixed) binding.uringUnregisterFile(slot);
     },
+    slot,
   };
 }
 
@@ -158,7 +172,12 @@ export async function openReader(path: PathLike, options?: OpenReaderOptions | n
     // Advice only: a file that refuses it is read with readahead.
     if (random && native !== null) native.adviseRandom(handle.fd);
     const how = readPath(strategy, handle.fd, openReader);
-    return new Reader(path, handle, size, how.by, how.readAt, how.release);
+    const reader: Reader = new Reader(path, handle, size, how.by, how.readAt, () => {
+      slotsOfDroppedReaders.unregister(reader);
+      how.release();
+    });
+    if (how.slot >= 0) slotsOfDroppedReaders.register(reader, how.slot, reader);
+    return reader;
   } catch (err) {
     await handle.close();
     throw err;
