@@ -9,7 +9,7 @@ const assert = require('node:assert/strict');
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { mapFile, smartRead, engineInfo } = require('smartread');
+const { mapFile, smartRead, explain, metrics, engineInfo } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, writePattern, patternBuffer, assertSameBytes, errorFacts, thrownBy,
   runToEnd, rejectionOf, setUpAsyncEngines,
@@ -271,6 +271,15 @@ describe("smartRead with strategy 'mmap'", () => {
     } finally {
       fs.closeSync(fd);
     }
+  });
+
+  test("explain and metrics name it 'mmap' (the pure-JS engine 'js')", async () => {
+    const file = writePattern(path.join(tempDirs.disk, 'explained'), 5000);
+    assert.equal(explain(file, { strategy: 'mmap' }).strategy, native ? 'mmap' : 'js');
+    const servedBy = native ? 'mmap' : 'js';
+    const before = metrics().strategies[servedBy].reads;
+    await smartRead(file, { strategy: 'mmap' });
+    assert.equal(metrics().strategies[servedBy].reads, before + 1);
   });
 
   test("errors are fs.promises.readFile's", async () => {
