@@ -214,6 +214,7 @@ const drivers = [
   },
   {
     name: 'smartRead mmap',
+    fullOnly: true,
     shape: 'file',
     async: true,
     available: smartreadLoaded,

@@ -392,7 +392,7 @@ function randomReads(size, { cold = false, dropCaches = false } = {}) {
 
 /**
  * The trials, in the order they run. Quick (the default): a warm single file of each size in
- * `sizes`, also consumed whole at 1 MiB and at the largest size; 64 in flight of each size up
+ * `sizes`, also consumed whole at 1 MiB; 64 in flight of each size up
  * to 64 KiB; the warm many files; the warm tree; random 4 KiB reads of a 64 MiB file (1 GiB
  * with `full`). `full` adds the consumed variant of every size, of the many files and of the
  * tree, and 64 in flight up to 1 MiB. `cold` adds the cold trials: the largest size, the many
@@ -404,9 +404,7 @@ function trialsFor(sizes, {
   const trials = [];
   for (const size of sizes) {
     trials.push(singleFile(size));
-    // Consumed whole: 1 MiB, and the largest size, where reading lazily (a mapping) and copying
-    // first (a read) differ most.
-    if (full || size === MiB || size === Math.max(...sizes)) trials.push(singleFile(size, { consumeAll: true }));
+    if (full || size === MiB) trials.push(singleFile(size, { consumeAll: true }));
   }
   for (const size of sizes) {
     if (size <= (full ? IN_FLIGHT_MAX_SIZE : 64 * KiB)) trials.push(sameFileInFlight(size));

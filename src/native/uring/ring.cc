@@ -218,7 +218,9 @@ void Ring::UnregisterFile(int slot) {
   int none = -1;
   io_uring_register_files_update(&ring_, static_cast<unsigned>(slot), &none, 1);
   free_slots_.push_back(slot);
-  StartWaiting();
+  // A whole-file read may have been waiting for a slot: start it, and submit it now, as no other
+  // call may come to submit it.
+  if (!waiting_.empty()) Drive();
 }
 
 napi_value Ring::ReadAt(const Napi::CallbackInfo& info) {
