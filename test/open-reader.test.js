@@ -215,6 +215,8 @@ test('a worker reads through its own reader while the main thread reads through 
   `;
   const worker = new Worker(source, { eval: true, workerData: { file } });
   const message = once(worker, 'message');
+  // Listened for now: the worker exits right after it posts, maybe before the reads below end.
+  const exited = once(worker, 'exit');
   const reader = await openReader(file);
   const expected = patternBuffer(SIZE);
   let bad = 0;
@@ -225,7 +227,7 @@ test('a worker reads through its own reader while the main thread reads through 
   }
   await reader.close();
   const [fromWorker] = await withinTime(message, 20000, 'the worker');
-  await once(worker, 'exit');
+  await withinTime(exited, 20000, 'the worker\'s exit');
   assert.equal(bad, 0, 'main thread mismatches');
   assert.deepEqual(fromWorker, { bad: 0, strategy: reader.strategy });
 });
