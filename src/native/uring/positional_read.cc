@@ -34,6 +34,9 @@ void PositionalRead::Start() {
   io_uring_sqe* sqe = ring_->Sqe(&op_);
   io_uring_prep_read(sqe, fd_, data_, length_, position_);
   if (fixed_) sqe->flags |= IOSQE_FIXED_FILE;
+  // As for whole-file reads: a large read of cached pages would otherwise be copied inline, on
+  // the JS thread, during submission.
+  if (length_ >= ring_->tuning().uring_async_from) sqe->flags |= IOSQE_ASYNC;
 }
 
 void PositionalRead::OnCompletion(Op*, int res) {
