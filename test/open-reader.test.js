@@ -248,3 +248,39 @@ test('a process that exits with reads in flight on a reader ends cleanly', async
       { code: 0, signal: null, out: 'started' }, `${strategy}: ${result.stderr}`);
   }
 });
+
+test('workers terminated while their readers have reads in flight (in a child process): no crash, no fd left', async () => {
+  const file = writePattern(path.join(tempDirs.disk, 'terminate'), SIZE);
+  const source = `
+    const { Worker } = require('node:worker_threads');
+    const fs = require('node:fs');
+    const { engineInfo } = require('smartread');
+    const worker = \`
+      const { parentPort, workerData } = require('node:worker_threads');
+      const { openReader } = require('smartread');
+      openReader(workerData).then(async (r) => {
+        parentPort.postMessage('reading');
+        for (;;) await Promise.all(Array.from({ length: 32 }, (_, i) => r.read(i * 4096, 4096)));
+      });
+    \`;
+    (async () => {
+      engineInfo();
+      // The first worker opens what Node keeps for the rest of the process: not counted.
+      const first = new Worker('', { eval: true });
+      await new Promise((resolve) => first.once('exit', resolve));
+      const count = () => fs.readdirSync('/proc/self/fd').length;
+      const before = count();
+      for (let i = 0; i < 20; i++) {
+        const w = new Worker(worker, { eval: true, workerData: process.argv[1] });
+        await new Promise((resolve) => w.once('message', resolve));
+        await new Promise((resolve) => setTimeout(resolve, i % 5));
+        await w.terminate();
+      }
+      console.log(JSON.stringify({ before, after: count() }));
+    })();
+  `;
+  const result = await runToEnd(process.execPath, ['-e', source, file], { timeoutMs: 60000 });
+  assert.deepEqual({ code: result.code, signal: result.signal }, { code: 0, signal: null }, result.stderr);
+  const { before, after } = JSON.parse(result.stdout);
+  assert.equal(after, before, 'descriptors after the terminations');
+});

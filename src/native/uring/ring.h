@@ -50,7 +50,9 @@ struct Op {
 // The lifecycle of a ring:
 //   Create()    on the first io_uring read of an environment, on its JS thread. Any setup error
 //               means "not available" and is reported as a reason, never thrown.
-//   Read()      queues a read (no syscall); Submit(), from a microtask, submits the batch and
+//   Read()      queues a read (no syscall), as ReadAt() queues a positional read of a file a
+//               reader keeps in a fixed-file slot (RegisterFile() .. UnregisterFile());
+//               Submit(), from a microtask, submits the batch (both kinds together) and
 //               handles what completed inline; later completions wake the loop's uv_poll on the
 //               eventfd and are handled there, with promises settled in a callback scope.
 //   teardown    the environment's async cleanup hook cancels every read, waits until the kernel
