@@ -26,6 +26,7 @@
         "NAPI_VERSION=8",
         "NAPI_DISABLE_CPP_EXCEPTIONS",
         "NODE_ADDON_API_DISABLE_DEPRECATED",
+        "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS",
         "<!@(sh scripts/liburing.sh defines)"
       ],
       "libraries": [
