@@ -10,10 +10,13 @@
         "src/native/dest_buffer.cc",
         "src/native/errors.cc",
         "src/native/file_io.cc",
+        "src/native/mmap_file.cc",
         "src/native/page_cache.cc",
         "src/native/prefetch.cc",
-                "src/native/sync_read.cc",
+        "src/native/read_into.cc",
+        "src/native/sync_read.cc",
         "src/native/threadpool_read.cc",
+        "src/native/uring/positional_read.cc",
         "src/native/uring/read_file.cc",
         "src/native/uring/ring.cc"
       ],
@@ -24,6 +27,7 @@
         "NAPI_VERSION=8",
         "NAPI_DISABLE_CPP_EXCEPTIONS",
         "NODE_ADDON_API_DISABLE_DEPRECATED",
+        "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS",
         "<!@(sh scripts/liburing.sh defines)"
       ],
       "libraries": [

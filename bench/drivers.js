@@ -1,7 +1,8 @@
 // The readers being compared. A driver is
 //   { name, shape, async, available(), read(what), baseline?, reference?, cold? }
-// shape says what read() takes: 'file', one path, returning its Buffer; or 'files', an array
-// of paths, returning their Buffers in the same order. A trial runs the drivers of its shape
+// shape says what read() takes: 'file', one path, returning its Buffer; 'files', an array
+// of paths, returning their Buffers in the same order; or 'random', a random-reads context
+// (trials.js randomReads), returning the pages read as one Buffer. A trial runs the drivers of its shape
 // (and of those, a cold trial only the ones marked cold, to keep cold runs short; and not one
 // whose `inFlight` exceeds the trial's files, which would measure the same as a lower one).
 // `fullOnly` drivers run with --full only: variations whose question the quick run's drivers
@@ -62,6 +63,64 @@ function readAllWithCallbacks(paths, inFlight) {
 }
 
 const IN_FLIGHT = 64;
+
+// A driver that returns a mapping unmaps the one it returned before: by then the bench has
+// consumed it, and that munmap is part of what mapping costs.
+function closingPrevious(map) {
+  let previous = null;
+  const keep = (mapped) => {
+    previous = mapped;
+    return mapped;
+  };
+  return (path) => {
+    previous?.close();
+    previous = null;
+    const result = map(path);
+    return result instanceof Promise ? result.then(keep) : keep(result);
+  };
+}
+
+/**
+ * A random-reads driver: `open(path)` gives { readAt(dest, offset, length, position) -> count,
+ * close() }, made on the first call of a trial (untimed, at verification) and kept in the
+ * trial's context; each call reads ctx.offsets into one Buffer, ctx.inFlight at a time.
+ */
+function randomReader(key, open) {
+  return async (ctx) => {
+    let state = ctx.perDriver.get(key);
+    if (state === undefined) {
+      state = { ...(await open(ctx.path)), dest: Buffer.alloc(ctx.offsets.length * ctx.readSize) };
+      ctx.perDriver.set(key, state);
+    }
+    const { dest, readAt } = state;
+    const { offsets, readSize } = ctx;
+    let next = 0;
+    const lane = async () => {
+      while (next < offsets.length) {
+        const i = next++;
+        const n = await readAt(dest, i * readSize, readSize, offsets[i]);
+        if (n !== readSize) throw new Error(`short read at ${offsets[i]}: ${n} bytes`);
+      }
+    };
+    await Promise.all(Array.from({ length: ctx.inFlight }, lane));
+    return dest;
+  };
+}
+
+async function openFileHandle(path) {
+  const handle = await fs.promises.open(path, 'r');
+  return {
+    readAt: async (dest, offset, length, position) => (await handle.read(dest, offset, length, position)).bytesRead,
+    close: () => handle.close(),
+  };
+}
+
+function openSmartReader(options) {
+  return async (path) => {
+    const reader = await smartread.openReader(path, options);
+    return { readAt: (dest, offset, length, position) => reader.readInto(dest, position, offset, length), close: () => reader.close() };
+  };
+}
 
 // smartRead (auto) with the metrics counting on or off around each read, both through the same
 // wrapper, so that the two rows differ only by what counting costs (issue 4: under 2% at 4 KiB).
@@ -146,6 +205,57 @@ const drivers = [
     cold: true,
     available: smartreadLoaded,
     read: (path) => smartread.smartRead(path, { strategy: 'threadpool' }),
+  },
+  {
+    name: 'mapFile',
+    shape: 'file',
+    available: smartreadLoaded,
+    read: closingPrevious((path) => smartread.mapFile(path)),
+  },
+  {
+    name: 'smartRead mmap',
+    fullOnly: true,
+    shape: 'file',
+    async: true,
+    available: smartreadLoaded,
+    read: closingPrevious((path) => smartread.smartRead(path, { strategy: 'mmap' })),
+  },
+
+  // Random reads of one large file: ctx.offsets, 4 KiB each, 32 in flight.
+  {
+    name: 'FileHandle.read ×32',
+    shape: 'random',
+    async: true,
+    baseline: true,
+    reference: true,
+    cold: true,
+    available: () => true,
+    read: randomReader('filehandle', openFileHandle),
+  },
+  {
+    name: 'openReader auto ×32',
+    shape: 'random',
+    async: true,
+    cold: true,
+    available: smartreadLoaded,
+    read: randomReader('reader-auto', openSmartReader()),
+  },
+  {
+    name: 'openReader auto ×32, readahead on',
+    fullOnly: true,
+    shape: 'random',
+    async: true,
+    cold: true,
+    available: smartreadLoaded,
+    read: randomReader('reader-readahead', openSmartReader({ random: false })),
+  },
+  {
+    name: 'openReader threadpool ×32',
+    shape: 'random',
+    async: true,
+    cold: true,
+    available: smartreadLoaded,
+    read: randomReader('reader-threadpool', openSmartReader({ strategy: 'threadpool' })),
   },
 
   // Many files: one operation reads them all.

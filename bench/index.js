@@ -31,7 +31,7 @@
 //   pages are evicted: inodes and directory entries stay cached, as after a warm stat.
 // - Every result's bytes are consumed the same way (consume.js): one byte from every 4 KiB page,
 //   so that a lazy driver (a mapping nobody touches) pays for its pages like the others, or in
-//   the '+consume' trials every byte, summed as 32-bit words.
+//   the '+consume' trials every byte, folded as 32-bit words by XOR.
 // - Around each timed run, process.resourceUsage() gives the page faults and, after a reset of
 //   the high-water mark, the peak RSS (resources.js).
 // - A full GC runs before every run so that no driver pays for another's garbage. That needs

@@ -349,12 +349,54 @@ function tree(count, { cold = false, consumeAll = false, dropCaches = false } = 
   };
 }
 
+// Random reads: RANDOM_READS reads of 4 KiB at page-aligned offsets spread over one large file,
+// RANDOM_IN_FLIGHT at a time, in one operation (a database or an index lookup pattern).
+const RANDOM_READ_SIZE = 4 * KiB;
+const RANDOM_READS = 1024;
+const RANDOM_IN_FLIGHT = 32;
+
+/**
+ * One file of `size` bytes read at RANDOM_READS random 4 KiB pages per operation, the same pages
+ * for every driver (a seeded PRNG), RANDOM_IN_FLIGHT in flight; warm, or evicted before every
+ * operation. Drivers of shape 'random' take the context ({ path, offsets, perDriver }) and
+ * return one Buffer of the pages in order; what they open is kept in perDriver and closed by
+ * teardown.
+ */
+function randomReads(size, { cold = false, dropCaches = false } = {}) {
+  const name = `${stateName(cold)}-random4k-${sizeLabel(size)}-${RANDOM_IN_FLIGHT}inflight`;
+  return {
+    name,
+    shape: 'random',
+    bytes: RANDOM_READS * RANDOM_READ_SIZE,
+    files: RANDOM_READS,
+    cold,
+    consumeAll: false,
+    unavailable: cold ? coldUnavailable(RANDOM_READS, RANDOM_READS * RANDOM_READ_SIZE) : runsOnAnyTarget,
+    setup(scratch) {
+      const file = path.join(scratch, `${name}.bin`);
+      writeDeterministicFile(file, size);
+      if (!cold) warmUp([file]);
+      const random = prng(0x4a11 ^ size);
+      const pages = size / RANDOM_READ_SIZE;
+      const offsets = Array.from({ length: RANDOM_READS }, () => Math.floor(random() * pages) * RANDOM_READ_SIZE);
+      return { path: file, paths: [file], offsets, readSize: RANDOM_READ_SIZE, inFlight: RANDOM_IN_FLIGHT, perDriver: new Map(), evictions: 0 };
+    },
+    beforeEach: cold ? evictor(dropCaches) : undefined,
+    run: (driver, ctx) => driver.read(ctx),
+    teardown(ctx) {
+      for (const state of ctx.perDriver.values()) state.close();
+      fs.rmSync(ctx.path, { force: true });
+    },
+  };
+}
+
 /**
  * The trials, in the order they run. Quick (the default): a warm single file of each size in
- * `sizes`, also consumed whole at 1 MiB; 64 in flight of each size up to 64 KiB; the warm many
- * files; the warm tree. `full` adds the consumed variant of every size, of the many files and
- * of the tree, and 64 in flight up to 1 MiB. `cold` adds the cold trials: the largest
- * size, the many files, the tree.
+ * `sizes`, also consumed whole at 1 MiB; 64 in flight of each size up
+ * to 64 KiB; the warm many files; the warm tree; random 4 KiB reads of a 64 MiB file (1 GiB
+ * with `full`). `full` adds the consumed variant of every size, of the many files and of the
+ * tree, and 64 in flight up to 1 MiB. `cold` adds the cold trials: the largest size, the many
+ * files, the tree, the random reads.
  */
 function trialsFor(sizes, {
   full = false, cold = false, dropCaches = false, manyFiles: manyCount = DEFAULT_MANY_FILES, treeFiles = DEFAULT_TREE_FILES,
@@ -371,11 +413,13 @@ function trialsFor(sizes, {
   if (full) trials.push(manyFiles(manyCount, MANY_FILES_SIZE, { consumeAll: true }));
   trials.push(tree(treeFiles));
   if (full) trials.push(tree(treeFiles, { consumeAll: true }));
+  trials.push(randomReads(full ? GiB : 64 * MiB));
   if (cold) {
     trials.push(
       singleFile(Math.max(...sizes), { cold: true, dropCaches }),
       manyFiles(manyCount, MANY_FILES_SIZE, { cold: true, dropCaches }),
       tree(treeFiles, { cold: true, dropCaches }),
+      randomReads(full ? GiB : 64 * MiB, { cold: true, dropCaches }),
     );
   }
   return trials;

@@ -31,7 +31,7 @@ const TRIALS = ['warm-4k', 'warm-4k+consume', `warm-${FILES}x4k`, `warm-tree${TR
 const DRIVERS = {
   'warm file': ['fs.readFileSync', 'smartReadSync', 'fs.promises.readFile', 'fs.readFile (callback)', 'smartRead auto',
     'smartRead auto, metrics counting', 'smartRead auto, metrics off',
-    'smartRead uring', 'smartRead threadpool'],
+    'smartRead uring', 'smartRead threadpool', 'mapFile', 'smartRead mmap'],
   'cold file': ['fs.readFileSync', 'fs.promises.readFile', 'smartRead auto', 'smartRead uring', 'smartRead threadpool'],
   'warm files': ['fs.readFileSync loop', 'smartReadSync loop', 'fs.promises.readFile ×64', 'fs.readFile ×64 (callback)',
     'smartRead auto ×64', 'readMany auto ×64', 'readMany uring ×64', 'readMany threadpool ×64'],

@@ -412,7 +412,7 @@ describe('the strategy option', () => {
       const err = await rejectionOf(() => smartRead(file, { strategy }), 'smartRead');
       assert.ok(err instanceof TypeError, String(err));
       assert.equal(err.code, 'ERR_INVALID_ARG_VALUE');
-      assert.match(err.message, /^The property 'options\.strategy' must be one of 'auto', 'sync', 'uring', 'threadpool'\. Received /);
+      assert.match(err.message, /^The property 'options\.strategy' must be one of 'auto', 'sync', 'uring', 'threadpool', 'mmap'\. Received /);
     });
   }
 

@@ -5,8 +5,10 @@
 #include "beneath.h"
 #include "cached_read.h"
 #include "instance.h"
+#include "mmap_file.h"
 #include "page_cache.h"
 #include "prefetch.h"
+#include "read_into.h"
 #include "sync_read.h"
 #include "threadpool_read.h"
 #include "uring/ring.h"
@@ -41,6 +43,11 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("pageCacheResidency", &Addon::ResidencyMethod),
         InstanceMethod("statBeneath", &Addon::StatBeneathMethod),
         InstanceMethod("openBeneath", &Addon::OpenBeneathMethod),
+        InstanceMethod("mapFile", &Addon::MapFileMethod),
+        InstanceMethod("unmap", &Addon::UnmapMethod),
+        InstanceMethod("readIntoSync", &Addon::ReadIntoSyncMethod),
+        InstanceMethod("readIntoAsync", &Addon::ReadIntoAsyncMethod),
+        InstanceMethod("adviseRandom", &Addon::AdviseRandomMethod),
         InstanceValue("features", features, napi_enumerable),
     });
 #ifdef HAVE_LIBURING
@@ -49,6 +56,9 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("uringRead", &Addon::UringRead),
         InstanceMethod("uringSubmit", &Addon::UringSubmit),
         InstanceMethod("uringCancel", &Addon::UringCancel),
+        InstanceMethod("uringRegisterFile", &Addon::UringRegisterFile),
+        InstanceMethod("uringUnregisterFile", &Addon::UringUnregisterFile),
+        InstanceMethod("uringReadAt", &Addon::UringReadAt),
     });
 #endif
   }
@@ -116,6 +126,11 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value ResidencyMethod(const Napi::CallbackInfo& info) { return PageCacheResidency(info); }
   Napi::Value StatBeneathMethod(const Napi::CallbackInfo& info) { return StatBeneath(info); }
   Napi::Value OpenBeneathMethod(const Napi::CallbackInfo& info) { return OpenBeneath(info); }
+  Napi::Value MapFileMethod(const Napi::CallbackInfo& info) { return MapFile(info, instance_); }
+  Napi::Value UnmapMethod(const Napi::CallbackInfo& info) { return Unmap(info); }
+  Napi::Value ReadIntoSyncMethod(const Napi::CallbackInfo& info) { return ReadIntoSync(info); }
+  Napi::Value ReadIntoAsyncMethod(const Napi::CallbackInfo& info) { return ReadIntoAsync(info); }
+  Napi::Value AdviseRandomMethod(const Napi::CallbackInfo& info) { return AdviseRandom(info); }
 
 #ifdef HAVE_LIBURING
   // uringStatus(): sets the ring up on first use; null when usable, else why not.
@@ -143,6 +158,25 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value UringCancel(const Napi::CallbackInfo& info) {
     if (ring_ != nullptr) ring_->Cancel(info[0].As<Napi::Number>().Uint32Value());
     return info.Env().Undefined();
+  }
+
+  // uringRegisterFile(fd) -> the fixed-file slot, or -1 (then reads name the fd itself).
+  Napi::Value UringRegisterFile(const Napi::CallbackInfo& info) {
+    if (ring_ == nullptr) return Napi::Number::New(info.Env(), -1);
+    return Napi::Number::New(info.Env(), ring_->RegisterFile(info[0].As<Napi::Number>().Int32Value()));
+  }
+
+  Napi::Value UringUnregisterFile(const Napi::CallbackInfo& info) {
+    if (ring_ != nullptr) ring_->UnregisterFile(info[0].As<Napi::Number>().Int32Value());
+    return info.Env().Undefined();
+  }
+
+  Napi::Value UringReadAt(const Napi::CallbackInfo& info) {
+    if (ring_ == nullptr) {
+      Napi::Error::New(info.Env(), "smartread: io_uring is not set up").ThrowAsJavaScriptException();
+      return info.Env().Undefined();
+    }
+    return Napi::Value(info.Env(), ring_->ReadAt(info));
   }
 
   // Owned by itself from setup on: it deletes itself at the end of the environment's teardown.

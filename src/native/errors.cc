@@ -57,6 +57,11 @@ Napi::Value FailureToJs(Napi::Env env, const Failure& failure) {
       SetString(env, out, "reason", "too-large");
       SetNumber(env, out, "size", static_cast<double>(failure.size));
       break;
+    case Failure::Kind::kWindow:
+      SetNumber(env, out, "errno", 0);
+      SetString(env, out, "reason", "window");
+      SetNumber(env, out, "size", static_cast<double>(failure.size));
+      break;
     case Failure::Kind::kNone:
     case Failure::Kind::kJsException:
       break;

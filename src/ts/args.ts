@@ -1,7 +1,7 @@
 // Argument normalisation with node:fs's rules, in node:fs's order, with node:fs's errors.
 import { fileURLToPath } from 'node:url';
 import { constants as fsConstants } from 'node:fs';
-import { invalidArgType, invalidArgValue, nullBytesInPath } from './errors';
+import { invalidArgType, invalidArgValue, nullBytesInPath, outOfRange } from './errors';
 
 export type PathLike = string | Buffer | URL;
 export type PathOrFd = PathLike | number;
@@ -121,4 +121,60 @@ export function pathList<T>(paths: Iterable<T>, caller: Function): T[] {
     throw invalidArgType('paths', 'an iterable of paths', paths, caller);
   }
   return Array.from(paths);
+}
+
+// node:internal/validators, with node:fs's messages.
+
+/** validateInteger: a number that is an integer within [min, max]. */
+export function validateInteger(value: unknown, name: string, min: number, max: number, caller: Function): asserts value is number {
+  if (typeof value !== 'number') throw invalidArgType(name, 'of type number', value, caller);
+  if (!Number.isInteger(value)) throw outOfRange(name, 'an integer', value, caller);
+  if (value < min || value > max) throw outOfRange(name, `>= ${min} && <= ${max}`, value, caller);
+}
+
+/** getValidatedFd: validateInt32(fd, 'fd', 0). */
+export function validateFd(fd: unknown, caller: Function): asserts fd is number {
+  if (typeof fd !== 'number') throw invalidArgType('fd', 'of type number', fd, caller);
+  if (!Number.isInteger(fd)) throw outOfRange('fd', 'an integer', fd, caller);
+  if (fd < 0 || fd > 2 ** 31 - 1) throw outOfRange('fd', '>= 0 && <= 2147483647', fd, caller);
+}
+
+/** validateBuffer: a Buffer, TypedArray or DataView. */
+export function validateBuffer(buffer: unknown, caller: Function): asserts buffer is NodeJS.ArrayBufferView {
+  if (!ArrayBuffer.isView(buffer)) {
+    throw invalidArgType('buffer', 'an instance of Buffer, TypedArray, or DataView', buffer, caller);
+  }
+}
+
+/** validateOffsetLengthRead. */
+export function validateOffsetLengthRead(offset: number, length: number, bufferLength: number, caller: Function): void {
+  if (offset < 0) throw outOfRange('offset', '>= 0', offset, caller);
+  if (length < 0) throw outOfRange('length', '>= 0', length, caller);
+  if (offset + length > bufferLength) throw outOfRange('length', `<= ${bufferLength - offset}`, length, caller);
+}
+
+/** validatePosition: an integer >= -1, or a bigint within int64; as a number. */
+export function validatePosition(position: unknown, name: string, caller: Function): number {
+  if (typeof position === 'number') {
+    validateInteger(position, name, -1, Number.MAX_SAFE_INTEGER, caller);
+    return position;
+  }
+  if (typeof position === 'bigint') {
+    if (!(position >= -(2n ** 63n) && position <= 2n ** 63n - 1n)) {
+      throw outOfRange(name, '>= -9223372036854775808 && <= 9223372036854775807', position, caller);
+    }
+    return Number(position);
+  }
+  throw invalidArgType(name, 'of type bigint or integer', position, caller);
+}
+
+export function validateBoolean(value: unknown, name: string, caller: Function): asserts value is boolean {
+  if (typeof value !== 'boolean') throw invalidArgType(name, 'of type boolean', value, caller);
+}
+
+/** validateObject with nullable allowed: undefined, null or an object that is not an array. */
+export function validateOptionsObject(value: unknown, name: string, caller: Function): void {
+  if (value != null && (typeof value !== 'object' || Array.isArray(value))) {
+    throw invalidArgType(name, 'of type object', value, caller);
+  }
 }

@@ -49,6 +49,9 @@ function nativeReaders(binding: NativeBinding): { engine: Engine; cachedRead: Ca
     engine: {
       readFileSync: (target, flags, statUserFd, confine) =>
         take(binding.readFileSync(target, flags, statUserFd, slot(), confine?.dirfd, confine?.resolve)) as RawResult,
+      mapFile: binding.mapFile.bind(binding),
+      readIntoSync: binding.readIntoSync.bind(binding),
+      readIntoAsync: binding.readIntoAsync.bind(binding),
     },
     cachedRead: (target, flags, confine) =>
       take(binding.cachedRead(target, flags, slot(), confine?.dirfd, confine?.resolve)) as RawResult | null,

@@ -61,8 +61,27 @@ export function invalidArgValue(name: string, value: unknown, reason: string, ca
   return withCode(new TypeError(`The ${kind} '${name}' ${reason}. Received ${inspected}`), 'ERR_INVALID_ARG_VALUE', caller);
 }
 
+// internal/errors addNumericalSeparator: 4294967297 -> 4_294_967_297.
+function addNumericalSeparator(value: string): string {
+  let res = '';
+  let i = value.length;
+  const start = value[0] === '-' ? 1 : 0;
+  for (; i >= start + 4; i -= 3) res = `_${value.slice(i - 3, i)}${res}`;
+  return `${value.slice(0, i)}${res}`;
+}
+
 export function outOfRange(name: string, range: string, value: unknown, caller: Function) {
-  return withCode(new RangeError(`The value of "${name}" is out of range. It must be ${range}. Received ${String(value)}`), 'ERR_OUT_OF_RANGE', caller);
+  let received: string;
+  if (Number.isInteger(value) && Math.abs(value as number) > 2 ** 32) {
+    received = addNumericalSeparator(String(value));
+  } else if (typeof value === 'bigint') {
+    received = String(value);
+    if (value > 2n ** 32n || value < -(2n ** 32n)) received = addNumericalSeparator(received);
+    received += 'n';
+  } else {
+    received = inspect(value);
+  }
+  return withCode(new RangeError(`The value of "${name}" is out of range. It must be ${range}. Received ${received}`), 'ERR_OUT_OF_RANGE', caller);
 }
 
 export function nullBytesInPath(value: unknown, caller: Function) {
@@ -119,4 +138,15 @@ export function abortError(signal: AbortSignal, caller: Function): AbortError {
 /** A forced strategy that this machine cannot run: never quietly replaced by another. */
 export function strategyUnavailable(strategy: string, reason: string, caller: Function) {
   return withCode(new Error(`smartread: strategy '${strategy}' is not available here: ${reason}`), 'ERR_SMARTREAD_STRATEGY_UNAVAILABLE', caller);
+}
+
+/** A read or close of an openReader() handle after close() was called. */
+export function readerClosed(caller: Function) {
+  return withCode(new Error('smartread: the reader is closed'), 'ERR_SMARTREAD_READER_CLOSED', caller);
+}
+
+/** mapFile's window (offset, length) reaches past the end of a file of `size` bytes. */
+export function windowOutOfRange(offset: number, length: number | undefined, size: number, caller: Function) {
+  if (offset > size) return outOfRange('options.offset', `<= ${size}`, offset, caller);
+  return outOfRange('options.length', `<= ${size - offset}`, length, caller);
 }

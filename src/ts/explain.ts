@@ -10,7 +10,7 @@ import type { PathOrFd } from './args';
 import type { RawFailure, RawResult } from './native';
 
 /** The way a read goes: a rung of 'auto', or the engine a forced strategy names. */
-export type ReadPath = 'fast-path' | 'uring' | 'uring-chunked' | 'threadpool' | 'sync' | 'js';
+export type ReadPath = 'fast-path' | 'uring' | 'uring-chunked' | 'threadpool' | 'sync' | 'mmap' | 'js';
 
 export interface Explanation {
   strategy: ReadPath;
@@ -84,6 +84,11 @@ export function explain(path: PathOrFd, options?: ExplainOptions | null): Explan
     return explained('js', `the native addon is not in use (${loadReport.reason}): ${how}`);
   }
   if (engine.name === 'sync') return explained('sync', "strategy 'sync': open, fstat, read and close on the calling thread");
+  if (engine.name === 'mmap') {
+    return st.isFile() && st.size > 0n && isPath
+      ? explained('mmap', "strategy 'mmap': the file is mapped (mmap MAP_PRIVATE) and the Buffer is the mapping, unmapped when it is collected")
+      : explained('sync', "strategy 'mmap': what cannot be mapped (an fd, a file that is not regular or has no size) is read on the calling thread");
+  }
   const forced = options != null && typeof options === 'object' && (options.strategy ?? 'auto') !== 'auto';
   let why = '';
   if (engine.readNow !== undefined) {

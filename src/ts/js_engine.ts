@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import { constants as bufferConstants } from 'node:buffer';
 import { constants as osConstants } from 'node:os';
 import { promisify } from 'node:util';
-import type { Engine, RawFailure, RawResult } from './native';
+import type { Engine, RawFailure, RawMapping, RawResult } from './native';
 
 // node:fs validates lengths against 2 GiB - 1; larger files are read in pieces of this size.
 const kIoChunk = 2 ** 31 - 1;
@@ -57,7 +57,69 @@ function hasNullBytes(target: string | Buffer): boolean {
   return typeof target === 'string' ? target.includes('\u0000') : target.includes(0);
 }
 
+const { O_NONBLOCK } = fs.constants;
+
+// Reads view[offset, offset + length) from `position` until full or EOF; returns the count.
+function preadFully(fd: number, view: NodeJS.ArrayBufferView, offset: number, length: number, position: number): number {
+  let done = 0;
+  while (done < length) {
+    const n = fs.readSync(fd, view, offset + done, Math.min(length - done, kIoChunk), position + done);
+    if (n === 0) break;
+    done += n;
+  }
+  return done;
+}
+
+// mapFile without mmap: the window's bytes copied into a Buffer, with the addon's checks.
+function copyWindow(fd: number, offset: number, wanted: number): RawMapping | RawFailure {
+  const stats = fs.fstatSync(fd);
+  if (!stats.isFile()) {
+    const errno = stats.isDirectory() ? osConstants.errno.EISDIR : osConstants.errno.ENODEV;
+    return { errno: -errno, syscall: 'mmap' };
+  }
+  const length = wanted < 0 ? Math.max(stats.size - offset, 0) : wanted;
+  if (offset > stats.size || length > stats.size - offset) return { errno: 0, reason: 'window', size: stats.size };
+  if (length > bufferConstants.MAX_LENGTH) return { errno: 0, reason: 'too-large', size: length };
+  const buffer = Buffer.allocUnsafe(length);
+  const n = preadFully(fd, buffer, 0, length, offset);
+  return { buffer: n === length ? buffer : Buffer.from(buffer.subarray(0, n)) };
+}
+
 export const jsEngine: Engine = {
+  mapFile(target, flags, offset, length) {
+    if (hasNullBytes(target)) return { errno: 0, reason: 'null-bytes' };
+    let fd: number;
+    try {
+      fd = fs.openSync(target, flags | O_NONBLOCK);
+    } catch (err) {
+      return failure(err);
+    }
+    try {
+      return copyWindow(fd, offset, length);
+    } catch (err) {
+      return failure(err);
+    } finally {
+      fs.closeSync(fd);
+    }
+  },
+
+  readIntoSync(target, view, offset, length, position) {
+    try {
+      if (typeof target === 'number') return fs.readSync(target, view, offset, length, position < 0 ? null : position);
+      if (hasNullBytes(target)) return { errno: 0, reason: 'null-bytes' };
+      const fd = fs.openSync(target, 'r');
+      try {
+        return preadFully(fd, view, offset, length, Math.max(position, 0));
+      } finally {
+        fs.closeSync(fd);
+      }
+    } catch (err) {
+      return failure(err);
+    }
+  },
+
+  readIntoAsync: (target, view, offset, length, position) => jsReadIntoAsync(target, view, offset, length, position),
+
   readFileSync(target, flags, statUserFd) {
     if (typeof target === 'number') {
       // node:fs validates fds before the syscall; the kernel's answer for a negative one is EBADF.
@@ -160,4 +222,31 @@ export async function jsReadAsync(target: string | Buffer | number, flags: numbe
     if (Buffer.isBuffer(result)) result = failure(err);
   }
   return result;
+}
+
+const readAtAsync = (fd: number, view: NodeJS.ArrayBufferView, offset: number, length: number, position: number | null) =>
+  new Promise<number>((resolve, reject) => {
+    fs.read(fd, view, offset, length, position, (err, n) => (err ? reject(err) : resolve(n)));
+  });
+
+async function jsReadIntoAsync(target: string | Buffer | number, view: NodeJS.ArrayBufferView, offset: number,
+  length: number, position: number): Promise<number | RawFailure> {
+  try {
+    if (typeof target === 'number') return await readAtAsync(target, view, offset, length, position < 0 ? null : position);
+    if (hasNullBytes(target)) return { errno: 0, reason: 'null-bytes' };
+    const fd = await openAsync(target, 'r', 0o666);
+    try {
+      let done = 0;
+      while (done < length) {
+        const n = await readAtAsync(fd, view, offset + done, Math.min(length - done, kIoChunk), Math.max(position, 0) + done);
+        if (n === 0) break;
+        done += n;
+      }
+      return done;
+    } finally {
+      await closeAsync(fd);
+    }
+  } catch (err) {
+    return failure(err);
+  }
 }

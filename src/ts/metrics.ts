@@ -3,8 +3,8 @@
 import * as diagnosticsChannel from 'node:diagnostics_channel';
 
 /** What served a read: the cache-hit fast path, an engine, or the pure-JS fallback. */
-export type ServedBy = 'fast-path' | 'uring' | 'threadpool' | 'sync' | 'js';
-const servedByNames: readonly ServedBy[] = ['fast-path', 'uring', 'threadpool', 'sync', 'js'];
+export type ServedBy = 'fast-path' | 'uring' | 'threadpool' | 'sync' | 'mmap' | 'js';
+const servedByNames: readonly ServedBy[] = ['fast-path', 'uring', 'threadpool', 'sync', 'mmap', 'js'];
 
 /** Upper bounds of the latency histogram's buckets, in seconds (the last one is +Inf). */
 export const latencyBuckets: readonly number[] = [

@@ -8,8 +8,15 @@ import * as path from 'node:path';
 export interface RawFailure {
   errno: number;
   syscall?: string;
-  reason?: 'null-bytes' | 'too-large';
+  reason?: 'null-bytes' | 'too-large' | 'window';
+  /** too-large: the offending size; window: the file's size. */
   size?: number;
+}
+
+/** A mapped file: the Buffer, and the handle unmap() takes (absent when the Buffer is a copy). */
+export interface RawMapping {
+  buffer: Buffer;
+  mapping?: object;
 }
 
 export type RawResult = Buffer | RawFailure;
@@ -28,6 +35,22 @@ export interface Engine {
    * `statUserFd` false an fd is read to EOF without fstat (as node:fs's utf8 reader does).
    */
   readFileSync(target: string | Buffer | number, flags: number, statUserFd: boolean, confine?: Confine): RawResult;
+  /**
+   * Maps the window [offset, offset + length) (length -1: to the end) of the file at a
+   * validated path opened with `flags`, advised with advice index `advice` (mapAdvice order),
+   * populated if asked. Non-regular files fail (EISDIR for a directory, ENODEV otherwise, syscall
+   * 'mmap'); a window past the end fails with reason 'window' and the file's size. The pure-JS
+   * engine returns a copy.
+   */
+  mapFile(target: string | Buffer, flags: number, offset: number, length: number, advice: number, populate: boolean): RawMapping | RawFailure;
+  /**
+   * Reads into view[offset, offset + length): an fd with one read (position -1: at its
+   * position) as fs.readSync; a path opened, read from `position` until full or EOF, closed.
+   * Returns the byte count. Arguments are validated by the caller.
+   */
+  readIntoSync(target: string | Buffer | number, view: NodeJS.ArrayBufferView, offset: number, length: number, position: number): number | RawFailure;
+  /** readIntoSync on a thread of libuv's pool. */
+  readIntoAsync(target: string | Buffer | number, view: NodeJS.ArrayBufferView, offset: number, length: number, position: number): Promise<number | RawFailure>;
 }
 
 /** The asynchronous contract: Engine.readFileSync's arguments and results, as a promise. */
@@ -64,6 +87,13 @@ export interface NativeBinding {
     sizes: Int32Array, out: unknown[], rootFd?: number, resolve?: number): number;
   /** AsyncRead on libuv's thread pool. */
   threadpoolRead(target: string | Buffer | number, flags: number, statUserFd: boolean, rootFd?: number, resolve?: number): Promise<RawResult>;
+  mapFile: Engine['mapFile'];
+  /** Detaches the Buffer made with `mapping` and unmaps it; false when that was done before. */
+  unmap(mapping: object, buffer: Buffer): boolean;
+  readIntoSync: Engine['readIntoSync'];
+  readIntoAsync: Engine['readIntoAsync'];
+  /** posix_fadvise(POSIX_FADV_RANDOM) on an open fd: no readahead for its reads. */
+  adviseRandom(fd: number): RawFailure | undefined;
   /** Sets the ring up on first use: null when io_uring is usable, else why not. Absent when
    * the addon was built without liburing. */
   uringStatus?(): string | null;
@@ -73,6 +103,13 @@ export interface NativeBinding {
   uringSubmit?(): void;
   /** Cancels read `id` in the kernel; its promise still settles once the ring is done with it. */
   uringCancel?(id: number): void;
+  /** Puts fd in a free slot of the ring's fixed-file table: the slot, or -1 when none is free. */
+  uringRegisterFile?(fd: number): number;
+  /** Empties a slot once no read of it is in flight. */
+  uringUnregisterFile?(slot: number): void;
+  /** One READ of `length` bytes at `position` into view[offset..], on the fixed-file slot
+   * (fixed) or the fd; the byte count. Queued until uringSubmit(). */
+  uringReadAt?(fdOrSlot: number, fixed: boolean, view: NodeJS.ArrayBufferView, offset: number, length: number, position: number): Promise<number | RawFailure>;
 }
 
 export interface LoadReport {

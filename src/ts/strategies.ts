@@ -1,10 +1,11 @@
 // The engines smartRead can use, whether each is usable here, and why not when it is not.
 import { cachedRead, cachedReadMany, engine, loadReport, native, type CachedRead, type CachedReadMany } from './engine';
 import { jsReadAsync } from './js_engine';
+import { mapForRead } from './map_file';
 import type { AsyncRead, Confine, NativeBinding, RawResult } from './native';
 
-export type Strategy = 'auto' | 'sync' | 'uring' | 'threadpool';
-export const strategyNames: readonly Strategy[] = ['auto', 'sync', 'uring', 'threadpool'];
+export type Strategy = 'auto' | 'sync' | 'uring' | 'threadpool' | 'mmap';
+export const strategyNames: readonly Strategy[] = ['auto', 'sync', 'uring', 'threadpool', 'mmap'];
 
 export interface AsyncEngine {
   readonly name: Exclude<Strategy, 'auto'>;
@@ -34,22 +35,34 @@ const threadpoolEngine: AsyncEngine = {
   read: (target, flags, statUserFd, _id, confine) => threadpoolRead(target, flags, statUserFd, confine),
 };
 
-// Reads queued in one tick are submitted together by one microtask: one io_uring_enter for
-// a whole batch instead of one per read.
+// The file mapped, a Buffer over the mapping; what cannot be mapped is read on the calling thread.
+const mmapEngine: AsyncEngine = {
+  name: 'mmap',
+  read: async (target, flags, statUserFd) => mapForRead(target, flags, statUserFd),
+};
+
+// Reads queued in one tick, whole-file and positional alike, are submitted together by one
+// microtask: one io_uring_enter for a whole batch instead of one per read.
+let submitQueued = false;
+const submitUring = () => {
+  submitQueued = false;
+  native?.uringSubmit?.();
+};
+
+/** Submits what is queued on the ring once the current tick's synchronous code is done. */
+export function queueUringSubmit(): void {
+  if (!submitQueued) {
+    submitQueued = true;
+    queueMicrotask(submitUring);
+  }
+}
+
 function uringEngine(binding: Required<NativeBinding>): AsyncEngine {
-  let submitQueued = false;
-  const submit = () => {
-    submitQueued = false;
-    binding.uringSubmit();
-  };
   return {
     name: 'uring',
     read(target, flags, statUserFd, id, confine) {
       const pending = binding.uringRead(target, flags, statUserFd, id, confine?.dirfd, confine?.resolve);
-      if (!submitQueued) {
-        submitQueued = true;
-        queueMicrotask(submit);
-      }
+      queueUringSubmit();
       return pending;
     },
     cancel: (id) => binding.uringCancel(id),
@@ -100,6 +113,8 @@ export function engineFor(strategy: Strategy): AsyncEngine | string {
       return threadpoolEngine;
     case 'uring':
       return uringAvailability();
+    case 'mmap':
+      return mmapEngine;
     case 'auto': {
       if (autoEngine === undefined) {
         const ring = uringAvailability();

@@ -27,7 +27,7 @@ namespace uring {
 //   closing  CLOSE of the direct descriptor, whatever happened before (error or cancel).
 // The read settles only when nothing of it is left in the kernel: its buffer is referenced
 // until then, and its descriptor slot is returned.
-class FileRead {
+class FileRead final : public OpOwner {
  public:
   // The most chunks one read may have in flight (Tuning::uring_in_flight is capped here).
   static constexpr size_t kMaxChunks = 16;
@@ -41,7 +41,7 @@ class FileRead {
   bool needs_slot() const { return user_fd_ < 0; }
   // Queues the first ops; `slot` is the direct descriptor to open into (-1 for a user fd).
   void Start(int slot);
-  void OnCompletion(Op* op, int res);
+  void OnCompletion(Op* op, int res) override;
   // Asks the kernel to cancel every op in flight; the read then closes and settles.
   void Cancel();
   // The promise's value: the Buffer, or a failure object. Called once, on the JS thread.

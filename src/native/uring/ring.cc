@@ -12,6 +12,8 @@
 #include <cstring>
 
 #include "../args.h"
+#include "../read_into.h"
+#include "positional_read.h"
 #include "read_file.h"
 #include "../file_io.h"
 
@@ -21,7 +23,7 @@ namespace uring {
 namespace {
 
 constexpr unsigned kSqEntries = 256;
-constexpr unsigned kCqEntries = 8192;
+constexpr unsigned kCqEntries = 16384;
 constexpr unsigned kSlots = 1024;
 // How often Drive() goes round (submit, reap, continue) before leaving the rest to the next
 // loop turn, so that a flood of completions cannot hold the loop.
@@ -118,7 +120,7 @@ bool Ring::Setup(std::string* why) {
   napi_async_init(env_, resource, name, &async_context_);
   napi_add_async_cleanup_hook(env_, &Ring::OnTeardown, this, &cleanup_);
 
-  max_active_ = cq_capacity_ / (2 * FileRead::kMaxOps);
+  max_active_ = (cq_capacity_ - 2 * kMaxPositional) / (2 * FileRead::kMaxOps);
   if (max_active_ > kSlots) max_active_ = kSlots;
   free_slots_.reserve(kSlots);
   for (int slot = kSlots - 1; slot >= 0; slot--) free_slots_.push_back(slot);
@@ -204,6 +206,61 @@ void Ring::Finish(FileRead* read) {
   delete read;
 }
 
+int Ring::RegisterFile(int fd) {
+  if (free_slots_.empty()) return -1;
+  const int slot = free_slots_.back();
+  if (io_uring_register_files_update(&ring_, static_cast<unsigned>(slot), &fd, 1) != 1) return -1;
+  free_slots_.pop_back();
+  return slot;
+}
+
+void Ring::UnregisterFile(int slot) {
+  // -1 empties the slot; the table's reference to the file is dropped with it.
+  int none = -1;
+  io_uring_register_files_update(&ring_, static_cast<unsigned>(slot), &none, 1);
+  free_slots_.push_back(slot);
+  // A whole-file read may have been waiting for a slot: start it, and submit it now, as no other
+  // call may come to submit it.
+  if (!waiting_.empty()) Drive();
+}
+
+napi_value Ring::ReadAt(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  uint8_t* data;
+  size_t byte_length;
+  if (!ViewBytes(env, info[2], &data, &byte_length)) {
+    napi_throw_type_error(env, nullptr, "buffer must be an ArrayBufferView");
+    return nullptr;
+  }
+  napi_deferred deferred;
+  napi_value promise;
+  napi_create_promise(env, &deferred, &promise);
+  napi_ref view_ref;
+  napi_create_reference(env, info[2], 1, &view_ref);
+  PositionalRead* read = new PositionalRead(
+      this, deferred, view_ref, data + static_cast<size_t>(info[3].As<Napi::Number>().Int64Value()),
+      info[4].As<Napi::Number>().Uint32Value(), static_cast<uint64_t>(info[5].As<Napi::Number>().Int64Value()),
+      info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::Boolean>().Value());
+  positional_waiting_.push_back(read);
+  StartWaitingPositional();
+  return promise;
+}
+
+void Ring::StartWaitingPositional() {
+  while (!positional_waiting_.empty() && positional_.size() < kMaxPositional) {
+    PositionalRead* read = positional_waiting_.front();
+    positional_waiting_.pop_front();
+    positional_.insert(read);
+    read->Start();
+  }
+}
+
+void Ring::FinishPositional(PositionalRead* read) {
+  positional_.erase(read);
+  if (!closing_) read->Settle(env_);
+  delete read;
+}
+
 void Ring::Submit() { Drive(); }
 
 void Ring::Drive() {
@@ -214,6 +271,7 @@ void Ring::Drive() {
     io_uring_submit_and_get_events(&ring_);
     const unsigned reaped = ReapReady();
     StartWaiting();
+    StartWaitingPositional();
     if (reaped == 0 && io_uring_sq_ready(&ring_) == 0) {
       driving_ = false;
       UpdateLoopRef();
@@ -248,7 +306,7 @@ unsigned Ring::ReapReady() {
 
 void Ring::UpdateLoopRef() {
   if (poll_ == nullptr || closing_) return;
-  if (reads_.empty()) {
+  if (reads_.empty() && positional_.empty() && positional_waiting_.empty()) {
     uv_unref(reinterpret_cast<uv_handle_t*>(poll_));
   } else {
     uv_ref(reinterpret_cast<uv_handle_t*>(poll_));
@@ -280,6 +338,7 @@ void Ring::OnTeardown(napi_async_cleanup_hook_handle, void* arg) {
   // Cancel everything, then wait until every op has completed: until then the kernel may still
   // write into buffers that the environment is about to free.
   for (auto& entry : self->reads_) entry.second->Cancel();
+  for (PositionalRead* read : self->positional_) read->Cancel();
   while (self->ops_in_flight_ > 0) {
     io_uring_submit(&self->ring_);
     io_uring_cqe* cqe = nullptr;
@@ -289,6 +348,10 @@ void Ring::OnTeardown(napi_async_cleanup_hook_handle, void* arg) {
   for (auto& entry : self->reads_) delete entry.second;
   self->reads_.clear();
   self->waiting_.clear();
+  for (PositionalRead* read : self->positional_) delete read;
+  for (PositionalRead* read : self->positional_waiting_) delete read;
+  self->positional_.clear();
+  self->positional_waiting_.clear();
   // Closing the ring closes every direct descriptor still registered.
   io_uring_queue_exit(&self->ring_);
   self->ring_ready_ = false;

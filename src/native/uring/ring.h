@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// One io_uring per Node environment: whole-file reads as linked chains on direct descriptors,
-// submitted in batches, completed on the environment's own loop through an eventfd.
+// One io_uring per Node environment: whole-file reads as linked chains on direct descriptors and
+// positional reads of files kept open, submitted in batches, completed on the environment's own
+// loop through an eventfd.
 #pragma once
 
 #ifdef HAVE_LIBURING
@@ -13,6 +14,7 @@
 #include <deque>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "../instance.h"
@@ -21,11 +23,23 @@ namespace smartread {
 namespace uring {
 
 class FileRead;
+class PositionalRead;
+struct Op;
+
+// What ops belong to: a whole-file read, or a positional read of an open file. Completions are
+// dispatched to it on the JS thread.
+class OpOwner {
+ public:
+  virtual void OnCompletion(Op* op, int res) = 0;
+
+ protected:
+  ~OpOwner() = default;
+};
 
 // What an SQE is for: its user_data points at one of these (nullptr for cancel requests,
 // whose completions carry nothing to dispatch).
 struct Op {
-  FileRead* owner = nullptr;
+  OpOwner* owner = nullptr;
   uint16_t kind = 0;
   bool busy = false;
   // For a READ: the part of the file it asked for.
@@ -36,7 +50,9 @@ struct Op {
 // The lifecycle of a ring:
 //   Create()    on the first io_uring read of an environment, on its JS thread. Any setup error
 //               means "not available" and is reported as a reason, never thrown.
-//   Read()      queues a read (no syscall); Submit(), from a microtask, submits the batch and
+//   Read()      queues a read (no syscall), as ReadAt() queues a positional read of a file a
+//               reader keeps in a fixed-file slot (RegisterFile() .. UnregisterFile());
+//               Submit(), from a microtask, submits the batch (both kinds together) and
 //               handles what completed inline; later completions wake the loop's uv_poll on the
 //               eventfd and are handled there, with promises settled in a callback scope.
 //   teardown    the environment's async cleanup hook cancels every read, waits until the kernel
@@ -51,6 +67,17 @@ class Ring {
   napi_value Read(const Napi::CallbackInfo& info);
   void Submit();
   void Cancel(uint32_t id);
+
+  // Positional reads of a file kept open (openReader). RegisterFile() puts the fd in a slot of
+  // the fixed-file table and returns the slot, or -1 when none is free (reads then name the fd
+  // itself); UnregisterFile() empties the slot once no read of it is left in flight.
+  int RegisterFile(int fd);
+  void UnregisterFile(int slot);
+  // readAt(fdOrSlot, fixed, view, offset, length, position) -> Promise<bytes read | failure>;
+  // queued like Read() until Submit().
+  napi_value ReadAt(const Napi::CallbackInfo& info);
+  // The positional read is done: settle its promise and delete it.
+  void FinishPositional(PositionalRead* read);
 
   // Used by FileRead.
   napi_env env() const { return env_; }
@@ -75,6 +102,7 @@ class Ring {
 
   void Start(FileRead* read);
   void StartWaiting();
+  void StartWaitingPositional();
   // Submits what is queued and handles every completion that is ready, repeatedly, so that
   // continuations of inline completions go out in the same turn.
   void Drive();
@@ -105,6 +133,11 @@ class Ring {
   std::vector<int> free_slots_;
   std::unordered_map<uint32_t, FileRead*> reads_;
   std::deque<FileRead*> waiting_;
+  // Positional reads have a budget of CQ entries of their own (one READ and at most one cancel
+  // each), set apart from that of whole-file reads.
+  static constexpr size_t kMaxPositional = 1024;
+  std::unordered_set<PositionalRead*> positional_;
+  std::deque<PositionalRead*> positional_waiting_;
   bool driving_ = false;
   bool closing_ = false;
 };

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+// Positional reads into the caller's memory: on the calling thread, or on libuv's pool.
+// Lifecycle of an asynchronous read (a napi_async_work):
+//   JS thread:   the view is referenced, its bytes located; the promise is returned.
+//   pool thread: Execute() reads (opening and closing a path); it touches no JS value.
+//   JS thread:   Complete() drops the reference and settles with the count or a failure.
+#include "read_into.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <memory>
+
+#include "args.h"
+#include "errors.h"
+#include "file_io.h"
+
+namespace smartread {
+
+namespace {
+
+struct Request {
+  uint8_t* data = nullptr;
+  size_t length = 0;
+  int64_t position = 0;
+};
+
+// One read(2) or pread(2) of a user's fd, as fs.readSync does: a short count is the caller's.
+ssize_t ReadFdOnce(int fd, const Request& req) {
+  for (;;) {
+    const ssize_t n = req.position < 0 ? read(fd, req.data, req.length)
+                                       : pread(fd, req.data, req.length, static_cast<off_t>(req.position));
+    if (n >= 0 || errno != EINTR) return n < 0 ? -errno : n;
+  }
+}
+
+// A path's bytes from `position`: open, read until full or EOF, close.
+Failure ReadPath(const char* path, const Request& req, ssize_t* count) {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Failure::Errno(errno, Syscall::kOpen);
+  const ssize_t n = ReadFully(fd, req.data, req.length, req.position < 0 ? 0 : req.position);
+  Failure failure;
+  if (n < 0) failure = Failure::Errno(static_cast<int>(-n), Syscall::kRead);
+  // Linux releases the descriptor even when close(2) reports EINTR: never retry it.
+  if (close(fd) < 0 && !failure.failed() && errno != EINTR) failure = Failure::Errno(errno, Syscall::kClose);
+  *count = n;
+  return failure;
+}
+
+Failure ReadUserFd(int fd, const Request& req, ssize_t* count) {
+  *count = ReadFdOnce(fd, req);
+  if (*count < 0) return Failure::Errno(static_cast<int>(-*count), Syscall::kRead);
+  return {};
+}
+
+bool RequestFromJs(const Napi::CallbackInfo& info, Request* req) {
+  uint8_t* data;
+  size_t byte_length;
+  if (!ViewBytes(info.Env(), info[1], &data, &byte_length)) {
+    napi_throw_type_error(info.Env(), nullptr, "buffer must be an ArrayBufferView");
+    return false;
+  }
+  req->data = data + static_cast<size_t>(info[2].As<Napi::Number>().Int64Value());
+  req->length = static_cast<size_t>(info[3].As<Napi::Number>().Int64Value());
+  req->position = info[4].As<Napi::Number>().Int64Value();
+  return true;
+}
+
+struct AsyncJob {
+  napi_async_work work = nullptr;
+  napi_deferred deferred = nullptr;
+  napi_ref view_ref = nullptr;
+  ReadTarget target;
+  Request req;
+  ssize_t count = 0;
+  Failure failure;
+};
+
+void Execute(napi_env, void* arg) {
+  AsyncJob* job = static_cast<AsyncJob*>(arg);
+  job->failure = job->target.fd >= 0 ? ReadUserFd(job->target.fd, job->req, &job->count)
+                                     : ReadPath(job->target.path.c_str(), job->req, &job->count);
+}
+
+// Raw N-API, as in threadpool_read.cc: while a worker is terminated, calls into JS fail, and
+// here that only leaves a promise nobody waits for unsettled.
+void Complete(napi_env env, napi_status status, void* arg) {
+  std::unique_ptr<AsyncJob> job(static_cast<AsyncJob*>(arg));
+  napi_delete_async_work(env, job->work);
+  napi_delete_reference(env, job->view_ref);
+  if (status != napi_ok) return;
+  napi_value result = nullptr;
+  if (job->failure.failed()) {
+    result = FailureToJs(Napi::Env(env), job->failure);
+  } else {
+    napi_create_double(env, static_cast<double>(job->count), &result);
+  }
+  if (result != nullptr) napi_resolve_deferred(env, job->deferred, result);
+}
+
+}  // namespace
+
+bool ViewBytes(napi_env env, napi_value view, uint8_t** data, size_t* byte_length) {
+  bool is = false;
+  void* bytes = nullptr;
+  if (napi_is_typedarray(env, view, &is) == napi_ok && is) {
+    napi_typedarray_type type;
+    size_t length;
+    if (napi_get_typedarray_info(env, view, &type, &length, &bytes, nullptr, nullptr) != napi_ok) return false;
+    static constexpr size_t kElementSize[] = {1, 1, 1, 2, 2, 4, 4, 4, 8, 8, 8};
+    *data = static_cast<uint8_t*>(bytes);
+    *byte_length = length * kElementSize[type];
+    return true;
+  }
+  if (napi_is_dataview(env, view, &is) == napi_ok && is) {
+    if (napi_get_dataview_info(env, view, byte_length, &bytes, nullptr, nullptr) != napi_ok) return false;
+    *data = static_cast<uint8_t*>(bytes);
+    return true;
+  }
+  return false;
+}
+
+Napi::Value ReadIntoSync(const Napi::CallbackInfo& info) {
+  Request req;
+  if (!RequestFromJs(info, &req)) return info.Env().Undefined();
+  ssize_t count = 0;
+  Failure failure;
+  if (info[0].IsNumber()) {
+    failure = ReadUserFd(info[0].As<Napi::Number>().Int32Value(), req, &count);
+  } else {
+    PathArg path;
+    if (!path.From(info.Env(), info[0], &failure)) return FailureToJs(info.Env(), failure);
+    failure = ReadPath(path.c_str(), req, &count);
+  }
+  if (failure.failed()) return FailureToJs(info.Env(), failure);
+  return Napi::Number::New(info.Env(), static_cast<double>(count));
+}
+
+Napi::Value ReadIntoAsync(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  auto job = std::make_unique<AsyncJob>();
+  if (!RequestFromJs(info, &job->req)) return Napi::Value(env, nullptr);
+  job->target = ReadTargetFromJs(info[0]);
+  napi_value promise = nullptr;
+  napi_value name;
+  if (napi_create_promise(env, &job->deferred, &promise) != napi_ok ||
+      napi_create_reference(env, info[1], 1, &job->view_ref) != napi_ok ||
+      napi_create_string_utf8(env, "smartread:readInto", NAPI_AUTO_LENGTH, &name) != napi_ok ||
+      napi_create_async_work(env, nullptr, name, Execute, Complete, job.get(), &job->work) != napi_ok) {
+    return Napi::Value(env, nullptr);
+  }
+  if (napi_queue_async_work(env, job->work) != napi_ok) {
+    napi_delete_async_work(env, job->work);
+    return Napi::Value(env, nullptr);
+  }
+  job.release();
+  return Napi::Value(env, promise);
+}
+
+Napi::Value AdviseRandom(const Napi::CallbackInfo& info) {
+  const int err = posix_fadvise(info[0].As<Napi::Number>().Int32Value(), 0, 0, POSIX_FADV_RANDOM);
+  if (err != 0) return FailureToJs(info.Env(), Failure::Errno(err, Syscall::kFadvise));
+  return info.Env().Undefined();
+}
+
+}  // namespace smartread

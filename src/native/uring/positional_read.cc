@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// One positional read on the ring: a single READ of an open file into the caller's memory.
+#ifdef HAVE_LIBURING
+
+#include "positional_read.h"
+
+#include <cerrno>
+
+#include "../errors.h"
+
+namespace smartread {
+namespace uring {
+
+PositionalRead::PositionalRead(Ring* ring, napi_deferred deferred, napi_ref view_ref, uint8_t* data,
+                               uint32_t length, uint64_t position, int fd, bool fixed)
+    : ring_(ring),
+      deferred_(deferred),
+      view_ref_(view_ref),
+      data_(data),
+      length_(length),
+      position_(position),
+      fd_(fd),
+      fixed_(fixed) {
+  op_.owner = this;
+}
+
+PositionalRead::~PositionalRead() {
+  // At teardown the environment releases its references itself.
+  if (!ring_->closing()) napi_delete_reference(ring_->env(), view_ref_);
+}
+
+void PositionalRead::Start() {
+  op_.busy = true;
+  io_uring_sqe* sqe = ring_->Sqe(&op_);
+  io_uring_prep_read(sqe, fd_, data_, length_, position_);
+  if (fixed_) sqe->flags |= IOSQE_FIXED_FILE;
+  // As for whole-file reads: a large read of cached pages would otherwise be copied inline, on
+  // the JS thread, during submission.
+  if (length_ >= ring_->tuning().uring_async_from) sqe->flags |= IOSQE_ASYNC;
+}
+
+void PositionalRead::OnCompletion(Op*, int res) {
+  op_.busy = false;
+  res_ = res;
+  ring_->FinishPositional(this);
+}
+
+void PositionalRead::Cancel() {
+  if (!op_.busy) return;
+  io_uring_prep_cancel64(ring_->Sqe(nullptr), reinterpret_cast<uint64_t>(&op_), 0);
+}
+
+void PositionalRead::Settle(napi_env env) {
+  napi_value result = nullptr;
+  if (res_ < 0) {
+    result = FailureToJs(Napi::Env(env), Failure::Errno(-res_, Syscall::kRead));
+  } else {
+    napi_create_double(env, static_cast<double>(res_), &result);
+  }
+  if (result != nullptr) napi_resolve_deferred(env, deferred_, result);
+}
+
+}  // namespace uring
+}  // namespace smartread
+
+#endif  // HAVE_LIBURING

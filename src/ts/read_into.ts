@@ -1,0 +1,96 @@
+// readInto and readIntoSync: positional reads into the caller's memory, with fs.read's and
+// fs.readSync's arguments, validation and errors, from a path or an fd.
+import { engine } from './engine';
+import { failureToError, invalidArgValue } from './errors';
+import {
+  getValidatedPath, validateBuffer, validateFd, validateInteger, validateOffsetLengthRead,
+  validateOptionsObject, validatePosition, type PathOrFd,
+} from './args';
+import type { RawFailure } from './native';
+
+export interface ReadIntoOptions {
+  /** Where in the buffer the bytes go (default 0). */
+  offset?: number;
+  /** How many bytes to read (default: the rest of the buffer after offset). */
+  length?: number;
+  /** Where in the file to read from. null or -1: an fd's current position (which then
+   * advances), or the start of a path. Default null. A bigint is taken too. */
+  position?: number | bigint | null;
+}
+
+export interface ReadIntoResult<T extends NodeJS.ArrayBufferView> {
+  bytesRead: number;
+  buffer: T;
+}
+
+interface Validated {
+  target: string | Buffer | number;
+  offset: number;
+  length: number;
+  position: number;
+}
+
+// node:fs readSync's argument handling, in its order: the fd (or path), the buffer, the
+// options object or the offset, the length, the position. null when there is nothing to read.
+function validate(pathOrFd: unknown, buffer: unknown, args: unknown[], caller: Function): Validated | null {
+  let target: string | Buffer | number;
+  if (typeof pathOrFd === 'number') {
+    validateFd(pathOrFd, caller);
+    target = pathOrFd;
+  } else {
+    target = getValidatedPath(pathOrFd, caller);
+  }
+  validateBuffer(buffer, caller);
+  let [offset, length, position] = args as [unknown, unknown, unknown];
+  if (args.length <= 1 || (typeof offset === 'object' && offset !== null)) {
+    if (offset !== undefined) validateOptionsObject(offset, 'options', caller);
+    const options = (offset ?? {}) as ReadIntoOptions;
+    ({ offset = 0, position = null } = options);
+    length = options.length ?? buffer.byteLength - (offset as number);
+  }
+  if (offset == null) {
+    offset = 0;
+  } else {
+    validateInteger(offset, 'offset', 0, Number.MAX_SAFE_INTEGER, caller);
+  }
+  // As fs.readSync: the length is taken as an int32.
+  length = (length as number) | 0;
+  if (length === 0) return null;
+  if (buffer.byteLength === 0) throw invalidArgValue('buffer', buffer, 'is empty and cannot be written', caller);
+  validateOffsetLengthRead(offset as number, length as number, buffer.byteLength, caller);
+  const at = position == null ? -1 : validatePosition(position, 'position', caller);
+  return { target, offset: offset as number, length: length as number, position: at };
+}
+
+function isFailure(raw: number | RawFailure): raw is RawFailure {
+  return typeof raw !== 'number';
+}
+
+export function readIntoSync(pathOrFd: PathOrFd, buffer: NodeJS.ArrayBufferView, options?: ReadIntoOptions | null): number;
+export function readIntoSync(pathOrFd: PathOrFd, buffer: NodeJS.ArrayBufferView, offset?: number | null, length?: number, position?: number | bigint | null): number;
+/**
+ * Reads into `buffer` and returns how many bytes were read, as fs.readSync, from an fd (one
+ * read, at `position` or, without one, at the fd's position) or from a path (opened, read from
+ * `position` until the range is full or the file ends, closed).
+ */
+export function readIntoSync(pathOrFd: PathOrFd, buffer: NodeJS.ArrayBufferView, ...args: unknown[]): number {
+  const req = validate(pathOrFd, buffer, args, readIntoSync);
+  if (req === null) return 0;
+  const raw = engine.readIntoSync(req.target, buffer, req.offset, req.length, req.position);
+  if (isFailure(raw)) throw failureToError(raw, pathOrFd, req.target, readIntoSync);
+  return raw;
+}
+
+export function readInto<T extends NodeJS.ArrayBufferView>(pathOrFd: PathOrFd, buffer: T, options?: ReadIntoOptions | null): Promise<ReadIntoResult<T>>;
+export function readInto<T extends NodeJS.ArrayBufferView>(pathOrFd: PathOrFd, buffer: T, offset?: number | null, length?: number, position?: number | bigint | null): Promise<ReadIntoResult<T>>;
+/**
+ * readIntoSync on libuv's thread pool, as a promise of `{ bytesRead, buffer }` (the shape of
+ * fs.promises FileHandle.read). Invalid arguments reject; nothing throws synchronously.
+ */
+export async function readInto<T extends NodeJS.ArrayBufferView>(pathOrFd: PathOrFd, buffer: T, ...args: unknown[]): Promise<ReadIntoResult<T>> {
+  const req = validate(pathOrFd, buffer, args, readInto);
+  if (req === null) return { bytesRead: 0, buffer };
+  const raw = await engine.readIntoAsync(req.target, buffer, req.offset, req.length, req.position);
+  if (isFailure(raw)) throw failureToError(raw, pathOrFd, req.target, readInto);
+  return { bytesRead: raw, buffer };
+}
