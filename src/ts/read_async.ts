@@ -65,6 +65,11 @@ export function commonOptions(options: unknown, caller: Function): Common {
   }
   const engine = engineFor(strategy);
   if (typeof engine === 'string') throw strategyUnavailable(strategy, engine, caller);
+  // A mapping is opened by path outside the confined engines: it cannot honour a root.
+  const confined = options as SmartReadOptions & { [kReaderRoot]?: Root };
+  if (strategy === 'mmap' && (confined.root !== undefined || confined[kReaderRoot] !== undefined)) {
+    throw invalidArgValue('options.strategy', strategy, "cannot read confined to a root (use 'auto', 'sync', 'uring' or 'threadpool')", caller);
+  }
   // Opened last, once nothing else can fail.
   return { engine, encoding, signal, flag, ...rootOf(options, caller) };
 }
