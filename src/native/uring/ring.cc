@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "../args.h"
@@ -41,6 +42,30 @@ constexpr SetupAttempt kAttempts[] = {
     {0},
 };
 
+// Test-only switches, read from the environment at setup (documented in RELIABILITY.md; never
+// set them in production):
+//   SMARTREAD_TEST_URING_SETUP_ERRNO=ENOSYS|EINVAL|EPERM|ENOMEM  io_uring_setup "fails" with it,
+//     so that tests can see every API fall back as on a kernel or sandbox without io_uring.
+//   SMARTREAD_TEST_URING_ENTRIES=N  a ring of N SQ and 2N CQ entries (N >= 2) instead of the
+//     default, so that tests can run far more ops than the completion queue holds.
+int TestSetupErrno() {
+  const char* name = getenv("SMARTREAD_TEST_URING_SETUP_ERRNO");
+  if (name == nullptr) return 0;
+  const std::string value(name);
+  if (value == "ENOSYS") return ENOSYS;
+  if (value == "EINVAL") return EINVAL;
+  if (value == "EPERM") return EPERM;
+  if (value == "ENOMEM") return ENOMEM;
+  return 0;
+}
+
+unsigned TestRingEntries() {
+  const char* value = getenv("SMARTREAD_TEST_URING_ENTRIES");
+  if (value == nullptr) return 0;
+  const long n = strtol(value, nullptr, 10);
+  return n >= 2 && n <= static_cast<long>(kSqEntries) ? static_cast<unsigned>(n) : 0;
+}
+
 }  // namespace
 
 Ring* Ring::Create(napi_env env, Instance* instance, std::string* why) {
@@ -54,11 +79,18 @@ Ring* Ring::Create(napi_env env, Instance* instance, std::string* why) {
 
 bool Ring::Setup(std::string* why) {
   int err = -EINVAL;
+  const int test_errno = TestSetupErrno();
+  const unsigned test_entries = TestRingEntries();
   for (const SetupAttempt& attempt : kAttempts) {
+    if (test_errno != 0) {
+      err = -test_errno;
+      if (err != -EINVAL) break;
+      continue;
+    }
     io_uring_params params{};
     params.flags = attempt.flags | IORING_SETUP_CQSIZE;
-    params.cq_entries = kCqEntries;
-    err = io_uring_queue_init_params(kSqEntries, &ring_, &params);
+    params.cq_entries = test_entries != 0 ? 2 * test_entries : kCqEntries;
+    err = io_uring_queue_init_params(test_entries != 0 ? test_entries : kSqEntries, &ring_, &params);
     if (err == 0) {
       cq_capacity_ = params.cq_entries;
       break;
@@ -120,6 +152,10 @@ bool Ring::Setup(std::string* why) {
 
   max_active_ = cq_capacity_ / (2 * FileRead::kMaxOps);
   if (max_active_ > kSlots) max_active_ = kSlots;
+  // A completion queue smaller than one read's worst case (only a test-sized ring) still runs
+  // one read at a time: completions beyond its capacity wait in the kernel's overflow list
+  // (IORING_FEAT_NODROP, 5.5) and are flushed by the next enter.
+  if (max_active_ == 0) max_active_ = 1;
   free_slots_.reserve(kSlots);
   for (int slot = kSlots - 1; slot >= 0; slot--) free_slots_.push_back(slot);
   return true;
