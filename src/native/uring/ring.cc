@@ -6,6 +6,7 @@
 #include "ring.h"
 
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -123,7 +124,16 @@ bool Ring::Setup(std::string* why) {
   if (!ops_ok) return fail("io_uring lacks OPENAT, STATX, READ, CLOSE or ASYNC_CANCEL", EOPNOTSUPP);
   // Direct descriptors (5.15) in a sparse table (5.19): opened files never enter the process's
   // fd table, so they count against no RLIMIT_NOFILE and no child can inherit them.
-  int res = io_uring_register_files_sparse(&ring_, kSlots);
+  // The kernel refuses a table larger than RLIMIT_NOFILE (EMFILE), though direct descriptors
+  // never enter the fd table: under a low limit (ulimit -n 64) the table is made that small
+  // instead of losing io_uring altogether; reads then wait for a free slot.
+  unsigned slots = kSlots;
+  rlimit nofile{};
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < slots) {
+    slots = static_cast<unsigned>(nofile.rlim_cur);
+  }
+  if (slots == 0) return fail("io_uring sparse file table", EMFILE);
+  int res = io_uring_register_files_sparse(&ring_, slots);
   if (res < 0) return fail("io_uring sparse file table", res);
   eventfd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (eventfd_ < 0) return fail("eventfd", errno);
@@ -151,13 +161,13 @@ bool Ring::Setup(std::string* why) {
   napi_add_async_cleanup_hook(env_, &Ring::OnTeardown, this, &cleanup_);
 
   max_active_ = cq_capacity_ / (2 * FileRead::kMaxOps);
-  if (max_active_ > kSlots) max_active_ = kSlots;
+  if (max_active_ > slots) max_active_ = slots;
   // A completion queue smaller than one read's worst case (only a test-sized ring) still runs
   // one read at a time: completions beyond its capacity wait in the kernel's overflow list
   // (IORING_FEAT_NODROP, 5.5) and are flushed by the next enter.
   if (max_active_ == 0) max_active_ = 1;
-  free_slots_.reserve(kSlots);
-  for (int slot = kSlots - 1; slot >= 0; slot--) free_slots_.push_back(slot);
+  free_slots_.reserve(slots);
+  for (int slot = static_cast<int>(slots) - 1; slot >= 0; slot--) free_slots_.push_back(slot);
   return true;
 }
 
