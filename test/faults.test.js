@@ -96,6 +96,25 @@ describe('10,000 concurrent reads with ulimit -n 64 (in a child process)', () =>
 });
 
 // ---------------------------------------------------------------------------------------------
+// Many failures in a row
+
+// A failed open must give back everything the read took: io_uring's direct-descriptor slots
+// (1,024) once ran out after that many failed opens, and every later read waited forever.
+for (const strategy of STRATEGIES) {
+  test(`strategy '${strategy}': 3,000 failed opens (ENOENT, EISDIR), then reads work`, async (t) => {
+    if (skipUnlessAvailable(t, strategy)) return;
+    const good = writePattern(path.join(dir, `after-failures-${strategy}`), 5000);
+    for (let i = 0; i < 3000; i += 100) {
+      const batch = Array.from({ length: 100 }, (_, k) => ((i + k) % 3 === 0 ? dir : path.join(dir, `missing-${i + k}`)));
+      const results = await withinTime(readMany(batch, { strategy, settle: true, concurrency: 32 }), 20000, `failed reads ${i}..${i + 99}`);
+      for (const r of results) assert.match(r.reason?.code ?? 'resolved', /^(ENOENT|EISDIR)$/);
+    }
+    const bytes = await withinTime(smartRead(good, { strategy }), 20000, 'a read after 3,000 failures');
+    assert.ok(bytes.equals(fs.readFileSync(good)));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
 // Special files
 
 describe('a FIFO without a writer', () => {

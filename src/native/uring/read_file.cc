@@ -102,6 +102,10 @@ void FileRead::OnCompletion(Op* op, int res) {
     case kOpen:
       if (res < 0) {
         Fail(Failure::Errno(-res, Syscall::kOpen));
+        // Nothing was installed in the slot: it is free again at once (kept, the ring would run
+        // out of slots after 1,024 failed opens and every later read would wait forever).
+        ring_->ReleaseSlot(slot_);
+        slot_ = -1;
       } else {
         opened_ = true;
       }
