@@ -111,7 +111,10 @@ void FileRead::OnCompletion(Op* op, int res) {
       }
       break;
     case kStatx:
-      if (res < 0 && res != -ECANCELED) Fail(Failure::Errno(-res, Syscall::kFstat));
+      // The STATX is of the path, not of the file opened: a path deleted or replaced in between
+      // fails here though the file is open (node:fs, which fstats its fd, would read it). The
+      // file is then read to EOF, without a size.
+      if (res < 0) statx_failed_ = true;
       break;
     case kRead:
       OnRead(op, res);
@@ -138,7 +141,7 @@ void FileRead::Step() {
       if (in_flight_ > 0) return;
       if (failure_.failed() || cancelled_ || ring_->closing()) return CloseOrFinish();
       phase_ = Phase::kReading;
-      if (confinement_.confined()) return BeginRead(false, 0);
+      if (confinement_.confined() || statx_failed_) return BeginRead(false, 0);
       return BeginRead(S_ISREG(statx_.stx_mode), statx_.stx_size);
     case Phase::kReading:
       if (!failure_.failed() && !cancelled_ && !ring_->closing()) ScheduleReads();

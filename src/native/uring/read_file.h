@@ -90,6 +90,7 @@ class FileRead {
   unsigned in_flight_ = 0;
   Failure failure_;
   struct statx statx_ {};
+  bool statx_failed_ = false;
   Op ops_[kMaxOps];
 
   // A file with a size: a Buffer of that size, filled from offset 0 up to valid_end_.
