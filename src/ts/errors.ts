@@ -1,6 +1,6 @@
 // Errors shaped exactly like node:fs's: the same messages, codes, classes and properties.
 import { inspect, getSystemErrorMap } from 'node:util';
-import { constants as bufferConstants } from 'node:buffer';
+import { maxReadLength } from './limits';
 import type { RawFailure } from './native';
 
 export interface FsError extends Error {
@@ -89,9 +89,9 @@ export function nullBytesInPath(value: unknown, caller: Function) {
 }
 
 // node:fs refuses files over 2 GiB; smartread reads up to what a Buffer can hold.
-const maxLengthText = bufferConstants.MAX_LENGTH % 2 ** 30 === 0
-  ? `${bufferConstants.MAX_LENGTH / 2 ** 30} GiB`
-  : `${bufferConstants.MAX_LENGTH} bytes`;
+const maxLengthText = maxReadLength % 2 ** 30 === 0
+  ? `${maxReadLength / 2 ** 30} GiB`
+  : `${maxReadLength} bytes`;
 
 export function fileTooLarge(size: number, caller: Function) {
   return withCode(new RangeError(`File size (${size}) is greater than ${maxLengthText}`), 'ERR_FS_FILE_TOO_LARGE', caller);

@@ -1,7 +1,7 @@
 // The pure-JS engine: the raw binding's contract implemented over node:fs, for where the addon
 // cannot be loaded (or SMARTREAD_FORCE_JS=1). Same results, slower.
 import * as fs from 'node:fs';
-import { constants as bufferConstants } from 'node:buffer';
+import { maxReadLength } from './limits';
 import { constants as osConstants } from 'node:os';
 import { promisify } from 'node:util';
 import type { Engine, RawFailure, RawMapping, RawResult } from './native';
@@ -35,7 +35,7 @@ function readToEof(fd: number): RawResult {
     const n = readFully(fd, chunk);
     if (n > 0) chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n));
     total += n;
-    if (total > bufferConstants.MAX_LENGTH) return { errno: 0, reason: 'too-large', size: total };
+    if (total > maxReadLength) return { errno: 0, reason: 'too-large', size: total };
     if (n < chunk.length) return Buffer.concat(chunks, total);
   }
 }
@@ -44,7 +44,7 @@ function readWholeFd(fd: number, statFirst: boolean): RawResult {
   if (statFirst) {
     const stats = fs.fstatSync(fd);
     if (stats.isFile() && stats.size > 0) {
-      if (stats.size > bufferConstants.MAX_LENGTH) return { errno: 0, reason: 'too-large', size: stats.size };
+      if (stats.size > maxReadLength) return { errno: 0, reason: 'too-large', size: stats.size };
       const buffer = Buffer.allocUnsafe(stats.size);
       const n = readFully(fd, buffer);
       return n === buffer.length ? buffer : Buffer.from(buffer.subarray(0, n));
@@ -176,7 +176,7 @@ async function readWholeFdAsync(fd: number, statFirst: boolean): Promise<RawResu
   if (statFirst) {
     const stats = await fstatAsync(fd);
     if (stats.isFile() && stats.size > 0) {
-      if (stats.size > bufferConstants.MAX_LENGTH) return { errno: 0, reason: 'too-large', size: stats.size };
+      if (stats.size > maxReadLength) return { errno: 0, reason: 'too-large', size: stats.size };
       const buffer = Buffer.allocUnsafe(stats.size);
       const n = await readFullyAsync(fd, buffer);
       return n === buffer.length ? buffer : Buffer.from(buffer.subarray(0, n));
@@ -189,7 +189,7 @@ async function readWholeFdAsync(fd: number, statFirst: boolean): Promise<RawResu
     const n = await readFullyAsync(fd, chunk);
     if (n > 0) chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n));
     total += n;
-    if (total > bufferConstants.MAX_LENGTH) return { errno: 0, reason: 'too-large', size: total };
+    if (total > maxReadLength) return { errno: 0, reason: 'too-large', size: total };
     if (n < chunk.length) return Buffer.concat(chunks, total);
   }
 }

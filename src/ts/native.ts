@@ -1,6 +1,6 @@
 // The raw binding: what the addon (and the pure-JS engine standing in for it) exports, and the
 // loader that finds it. Public types live in index.ts; nothing here is part of the API.
-import { constants as bufferConstants } from 'node:buffer';
+import { maxReadLength } from './limits';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -216,7 +216,7 @@ export function loadNative(): { binding: NativeBinding | null; report: LoadRepor
     }
     try {
       const binding = require(file) as NativeBinding;
-      binding.setup({ maxLength: bufferConstants.MAX_LENGTH });
+      binding.setup({ maxLength: maxReadLength });
       report.tried.push(`${file}: loaded`);
       return {
         binding,

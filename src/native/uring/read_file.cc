@@ -102,17 +102,31 @@ void FileRead::OnCompletion(Op* op, int res) {
     case kOpen:
       if (res < 0) {
         Fail(Failure::Errno(-res, Syscall::kOpen));
+        // Nothing was installed in the slot: it is free again at once (kept, the ring would run
+        // out of slots after 1,024 failed opens and every later read would wait forever).
+        ring_->ReleaseSlot(slot_);
+        slot_ = -1;
       } else {
         opened_ = true;
       }
       break;
     case kStatx:
-      if (res < 0 && res != -ECANCELED) Fail(Failure::Errno(-res, Syscall::kFstat));
+      // The STATX is of the path, not of the file opened: a path deleted or replaced in between
+      // fails here though the file is open (node:fs, which fstats its fd, would read it). The
+      // file is then read to EOF, without a size.
+      if (res < 0) statx_failed_ = true;
       break;
     case kRead:
       OnRead(op, res);
       break;
     case kClose:
+      close_queued_ = false;
+      if (res == -ECANCELED && close_linked_) {
+        // The READ it was linked to came back short or failed: the file is still open.
+        close_linked_ = false;
+        break;
+      }
+      close_linked_ = false;
       opened_ = false;
       ring_->ReleaseSlot(slot_);
       if (res < 0 && res != -ECANCELED) Fail(Failure::Errno(-res, Syscall::kClose));
@@ -127,7 +141,7 @@ void FileRead::Step() {
       if (in_flight_ > 0) return;
       if (failure_.failed() || cancelled_ || ring_->closing()) return CloseOrFinish();
       phase_ = Phase::kReading;
-      if (confinement_.confined()) return BeginRead(false, 0);
+      if (confinement_.confined() || statx_failed_) return BeginRead(false, 0);
       return BeginRead(S_ISREG(statx_.stx_mode), statx_.stx_size);
     case Phase::kReading:
       if (!failure_.failed() && !cancelled_ && !ring_->closing()) ScheduleReads();
@@ -194,6 +208,18 @@ void FileRead::ScheduleReads() {
     if (fixed) sqe->flags |= IOSQE_FIXED_FILE;
     return;
   }
+  // The rest of a chunk that came back short, once the CLOSE linked to it has completed (and
+  // so it is known whether the file is still open).
+  if (resume_ != nullptr && !close_queued_) {
+    Op* op = resume_;
+    resume_ = nullptr;
+    op->busy = false;
+    if (opened_) {
+      QueueRead(op);
+    } else {
+      valid_end_ = std::min(valid_end_, op->offset);
+    }
+  }
   // A user fd is read in order from its position; a file we opened, in parallel chunks.
   const size_t max_in_flight = fixed ? chunks_in_flight_ : 1;
   while (next_offset_ < valid_end_ && in_flight_ < max_in_flight) {
@@ -206,20 +232,30 @@ void FileRead::ScheduleReads() {
     op->kind = kRead;
     op->offset = offset;
     op->length = length;
-    io_uring_sqe* sqe = Queue(op);
-    io_uring_prep_read(sqe, fd, dest_ + offset, static_cast<unsigned>(length),
-                       fixed ? offset : kCurrentPosition);
-    if (fixed) sqe->flags |= IOSQE_FIXED_FILE;
-    if (chunked_async_) sqe->flags |= IOSQE_ASYNC;
-    // The whole file in one READ: hard-link its CLOSE, which then runs even after a short read.
+    io_uring_sqe* sqe = QueueRead(op);
+    // The whole file in one READ: link its CLOSE. A full read closes the file in the same
+    // submission; a short or failed one cancels the CLOSE (-ECANCELED), leaving the file open
+    // for the rest to be read (a short read is not EOF: sysfs gives a page per read) or for an
+    // explicit CLOSE.
     if (fixed && offset == 0 && length == size_) {
-      sqe->flags |= IOSQE_IO_HARDLINK;
+      sqe->flags |= IOSQE_IO_LINK;
       Op* close = &ops_[kClose];
       close->kind = kClose;
       io_uring_prep_close_direct(Queue(close), static_cast<unsigned>(slot_));
       close_queued_ = true;
+      close_linked_ = true;
     }
   }
+}
+
+io_uring_sqe* FileRead::QueueRead(Op* op) {
+  const bool fixed = user_fd_ < 0;
+  io_uring_sqe* sqe = Queue(op);
+  io_uring_prep_read(sqe, fixed ? slot_ : user_fd_, dest_ + op->offset,
+                     static_cast<unsigned>(op->length), fixed ? op->offset : kCurrentPosition);
+  if (fixed) sqe->flags |= IOSQE_FIXED_FILE;
+  if (chunked_async_) sqe->flags |= IOSQE_ASYNC;
+  return sqe;
 }
 
 void FileRead::OnRead(Op* op, int res) {
@@ -253,11 +289,25 @@ void FileRead::OnRead(Op* op, int res) {
     }
     return;
   }
-  // A short chunk is EOF: the file shrank. Nothing past it is part of the result.
-  if (n < op->length) {
-    valid_end_ = std::min(valid_end_, op->offset + n);
+  // Nothing read is EOF: the file shrank. Nothing past it is part of the result.
+  if (n == 0) {
+    valid_end_ = std::min(valid_end_, op->offset);
     next_offset_ = std::max(next_offset_, valid_end_);
+    return;
   }
+  if (n == op->length) return;
+  // A short read is not EOF (sysfs and procfs give a page at a time; a signal may cut a read):
+  // the rest of the chunk is read next, until a read gives nothing.
+  op->offset += n;
+  op->length -= n;
+  if (cancelled_ || failure_.failed() || ring_->closing()) return;
+  if (close_queued_ && close_linked_) {
+    // Its CLOSE was linked: wait for it, to know whether the file is still open.
+    op->busy = true;
+    resume_ = op;
+    return;
+  }
+  QueueRead(op);
 }
 
 void FileRead::CloseOrFinish() {

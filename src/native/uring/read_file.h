@@ -22,8 +22,9 @@ namespace uring {
 //   opening  OPENAT into a direct descriptor, linked to a STATX of the path for the size.
 //   reading  the size known: a Buffer of that size is made on the JS thread and filled with
 //            READs on the fixed file, several chunks in flight for a large file; a small one is
-//            a single READ hard-linked to its CLOSE, so that a short read still closes it. A
-//            file without a size (procfs, pipes) is read one READ at a time to EOF.
+//            a single READ linked to its CLOSE (a short read cancels the CLOSE, and the rest is
+//            read before an explicit one). A short READ is continued until a READ gives
+//            nothing. A file without a size (procfs, pipes) is read one READ at a time to EOF.
 //   closing  CLOSE of the direct descriptor, whatever happened before (error or cancel).
 // The read settles only when nothing of it is left in the kernel: its buffer is referenced
 // until then, and its descriptor slot is returned.
@@ -58,6 +59,8 @@ class FileRead final : public OpOwner {
   void CloseOrFinish();
   void OnRead(Op* op, int res);
   Op* FreeReadOp();
+  // Queues a READ of op's range of the destination.
+  io_uring_sqe* QueueRead(Op* op);
   io_uring_sqe* Queue(Op* op);
   void Fail(const Failure& failure) {
     if (!failure_.failed()) failure_ = failure;
@@ -79,10 +82,15 @@ class FileRead final : public OpOwner {
   int slot_ = -1;
   bool opened_ = false;
   bool close_queued_ = false;
+  // The CLOSE is linked to the single READ of the file (cancelled if that read is short).
+  bool close_linked_ = false;
+  // The rest of a short READ, waiting for the linked CLOSE's completion.
+  Op* resume_ = nullptr;
   bool cancelled_ = false;
   unsigned in_flight_ = 0;
   Failure failure_;
   struct statx statx_ {};
+  bool statx_failed_ = false;
   Op ops_[kMaxOps];
 
   // A file with a size: a Buffer of that size, filled from offset 0 up to valid_end_.

@@ -6,9 +6,12 @@
 #include "ring.h"
 
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "../args.h"
@@ -43,6 +46,30 @@ constexpr SetupAttempt kAttempts[] = {
     {0},
 };
 
+// Test-only switches, read from the environment at setup (documented in RELIABILITY.md; never
+// set them in production):
+//   SMARTREAD_TEST_URING_SETUP_ERRNO=ENOSYS|EINVAL|EPERM|ENOMEM  io_uring_setup "fails" with it,
+//     so that tests can see every API fall back as on a kernel or sandbox without io_uring.
+//   SMARTREAD_TEST_URING_ENTRIES=N  a ring of N SQ and 2N CQ entries (N >= 2) instead of the
+//     default, so that tests can run far more ops than the completion queue holds.
+int TestSetupErrno() {
+  const char* name = getenv("SMARTREAD_TEST_URING_SETUP_ERRNO");
+  if (name == nullptr) return 0;
+  const std::string value(name);
+  if (value == "ENOSYS") return ENOSYS;
+  if (value == "EINVAL") return EINVAL;
+  if (value == "EPERM") return EPERM;
+  if (value == "ENOMEM") return ENOMEM;
+  return 0;
+}
+
+unsigned TestRingEntries() {
+  const char* value = getenv("SMARTREAD_TEST_URING_ENTRIES");
+  if (value == nullptr) return 0;
+  const long n = strtol(value, nullptr, 10);
+  return n >= 2 && n <= static_cast<long>(kSqEntries) ? static_cast<unsigned>(n) : 0;
+}
+
 }  // namespace
 
 Ring* Ring::Create(napi_env env, Instance* instance, std::string* why) {
@@ -56,11 +83,18 @@ Ring* Ring::Create(napi_env env, Instance* instance, std::string* why) {
 
 bool Ring::Setup(std::string* why) {
   int err = -EINVAL;
+  const int test_errno = TestSetupErrno();
+  const unsigned test_entries = TestRingEntries();
   for (const SetupAttempt& attempt : kAttempts) {
+    if (test_errno != 0) {
+      err = -test_errno;
+      if (err != -EINVAL) break;
+      continue;
+    }
     io_uring_params params{};
     params.flags = attempt.flags | IORING_SETUP_CQSIZE;
-    params.cq_entries = kCqEntries;
-    err = io_uring_queue_init_params(kSqEntries, &ring_, &params);
+    params.cq_entries = test_entries != 0 ? 2 * test_entries : kCqEntries;
+    err = io_uring_queue_init_params(test_entries != 0 ? test_entries : kSqEntries, &ring_, &params);
     if (err == 0) {
       cq_capacity_ = params.cq_entries;
       break;
@@ -93,7 +127,16 @@ bool Ring::Setup(std::string* why) {
   if (!ops_ok) return fail("io_uring lacks OPENAT, STATX, READ, CLOSE or ASYNC_CANCEL", EOPNOTSUPP);
   // Direct descriptors (5.15) in a sparse table (5.19): opened files never enter the process's
   // fd table, so they count against no RLIMIT_NOFILE and no child can inherit them.
-  int res = io_uring_register_files_sparse(&ring_, kSlots);
+  // The kernel refuses a table larger than RLIMIT_NOFILE (EMFILE), though direct descriptors
+  // never enter the fd table: under a low limit (ulimit -n 64) the table is made that small
+  // instead of losing io_uring altogether; reads then wait for a free slot.
+  unsigned slots = kSlots;
+  rlimit nofile{};
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < slots) {
+    slots = static_cast<unsigned>(nofile.rlim_cur);
+  }
+  if (slots == 0) return fail("io_uring sparse file table", EMFILE);
+  int res = io_uring_register_files_sparse(&ring_, slots);
   if (res < 0) return fail("io_uring sparse file table", res);
   eventfd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (eventfd_ < 0) return fail("eventfd", errno);
@@ -120,10 +163,18 @@ bool Ring::Setup(std::string* why) {
   napi_async_init(env_, resource, name, &async_context_);
   napi_add_async_cleanup_hook(env_, &Ring::OnTeardown, this, &cleanup_);
 
-  max_active_ = (cq_capacity_ - 2 * kMaxPositional) / (2 * FileRead::kMaxOps);
-  if (max_active_ > kSlots) max_active_ = kSlots;
-  free_slots_.reserve(kSlots);
-  for (int slot = kSlots - 1; slot >= 0; slot--) free_slots_.push_back(slot);
+  // Room in the completion queue is kept for positional reads (two completions each at most:
+  // the read and a cancel), but never more than half of a small (test-sized) queue.
+  const size_t positional_room = std::min<size_t>(2 * kMaxPositional, cq_capacity_ / 2);
+  max_positional_ = std::max<size_t>(1, positional_room / 2);
+  max_active_ = (cq_capacity_ - positional_room) / (2 * FileRead::kMaxOps);
+  if (max_active_ > slots) max_active_ = slots;
+  // A completion queue smaller than one read's worst case (only a test-sized ring) still runs
+  // one read at a time: completions beyond its capacity wait in the kernel's overflow list
+  // (IORING_FEAT_NODROP, 5.5) and are flushed by the next enter.
+  if (max_active_ == 0) max_active_ = 1;
+  free_slots_.reserve(slots);
+  for (int slot = static_cast<int>(slots) - 1; slot >= 0; slot--) free_slots_.push_back(slot);
   return true;
 }
 
@@ -247,7 +298,7 @@ napi_value Ring::ReadAt(const Napi::CallbackInfo& info) {
 }
 
 void Ring::StartWaitingPositional() {
-  while (!positional_waiting_.empty() && positional_.size() < kMaxPositional) {
+  while (!positional_waiting_.empty() && positional_.size() < max_positional_) {
     PositionalRead* read = positional_waiting_.front();
     positional_waiting_.pop_front();
     positional_.insert(read);

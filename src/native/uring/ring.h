@@ -134,8 +134,10 @@ class Ring {
   std::unordered_map<uint32_t, FileRead*> reads_;
   std::deque<FileRead*> waiting_;
   // Positional reads have a budget of CQ entries of their own (one READ and at most one cancel
-  // each), set apart from that of whole-file reads.
+  // each), set apart from that of whole-file reads: at most this many in flight (fewer on a
+  // test-sized ring, see Setup).
   static constexpr size_t kMaxPositional = 1024;
+  size_t max_positional_ = kMaxPositional;
   std::unordered_set<PositionalRead*> positional_;
   std::deque<PositionalRead*> positional_waiting_;
   bool driving_ = false;
