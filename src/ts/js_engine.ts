@@ -79,7 +79,7 @@ function copyWindow(fd: number, offset: number, wanted: number): RawMapping | Ra
   }
   const length = wanted < 0 ? Math.max(stats.size - offset, 0) : wanted;
   if (offset > stats.size || length > stats.size - offset) return { errno: 0, reason: 'window', size: stats.size };
-  if (length > bufferConstants.MAX_LENGTH) return { errno: 0, reason: 'too-large', size: length };
+  if (length > maxReadLength) return { errno: 0, reason: 'too-large', size: length };
   const buffer = Buffer.allocUnsafe(length);
   const n = preadFully(fd, buffer, 0, length, offset);
   return { buffer: n === length ? buffer : Buffer.from(buffer.subarray(0, n)) };
