@@ -73,7 +73,8 @@ function closingPrevious(map) {
     return mapped;
   };
   return (path) => {
-    previous?.close();
+    // A result that could not be mapped (smartRead mmap reads those) has nothing to close.
+    previous?.close?.();
     previous = null;
     const result = map(path);
     return result instanceof Promise ? result.then(keep) : keep(result);
