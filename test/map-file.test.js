@@ -276,6 +276,9 @@ describe("smartRead with strategy 'mmap'", () => {
   test("explain and metrics name it 'mmap' (the pure-JS engine 'js')", async () => {
     const file = writePattern(path.join(tempDirs.disk, 'explained'), 5000);
     assert.equal(explain(file, { strategy: 'mmap' }).strategy, native ? 'mmap' : 'js');
+    // A flag that writes is read on the calling thread, and explain says so.
+    assert.equal(explain(file, { strategy: 'mmap', flag: 'r+' }).strategy, native ? 'mmap' : 'js');
+    assert.equal(explain(file, { strategy: 'mmap', flag: 'a+' }).strategy, native ? 'sync' : 'js');
     const servedBy = native ? 'mmap' : 'js';
     const before = metrics().strategies[servedBy].reads;
     await smartRead(file, { strategy: 'mmap' });

@@ -6,6 +6,7 @@ import { uringAvailability, type Strategy } from './strategies';
 import { deviceOf, type DeviceInfo } from './device';
 import { failureToError } from './errors';
 import { tuning } from './tuning';
+import { flagsAllowMapping } from './map_file';
 import type { PathOrFd } from './args';
 import type { RawFailure, RawResult } from './native';
 
@@ -85,9 +86,9 @@ export function explain(path: PathOrFd, options?: ExplainOptions | null): Explan
   }
   if (engine.name === 'sync') return explained('sync', "strategy 'sync': open, fstat, read and close on the calling thread");
   if (engine.name === 'mmap') {
-    return st.isFile() && st.size > 0n && isPath
+    return st.isFile() && st.size > 0n && isPath && flagsAllowMapping(flags)
       ? explained('mmap', "strategy 'mmap': the file is mapped (mmap MAP_PRIVATE) and the Buffer is the mapping, unmapped when it is collected")
-      : explained('sync', "strategy 'mmap': what cannot be mapped (an fd, a file that is not regular or has no size) is read on the calling thread");
+      : explained('sync', "strategy 'mmap': what cannot be mapped (an fd, a flag that writes, creates or truncates, a file that is not regular or has no size) is read on the calling thread");
   }
   const forced = options != null && typeof options === 'object' && (options.strategy ?? 'auto') !== 'auto';
   let why = '';

@@ -93,6 +93,11 @@ const kAccessMode = 3;
 // What mapFile reports for a file that is not regular.
 const kNotMappable = [-osConstants.errno.ENODEV, -osConstants.errno.EISDIR];
 
+/** Whether open flags leave a file to be mapped: not those that write, create or truncate. */
+export function flagsAllowMapping(flags: number): boolean {
+  return (flags & kAccessMode) !== O_WRONLY && (flags & (O_CREAT | O_TRUNC | O_APPEND | O_EXCL)) === 0;
+}
+
 /**
  * smartRead's 'mmap' strategy: a regular file mapped whole. An fd, a flag that writes, creates
  * or truncates, and a file that cannot be mapped (a directory, a device, a pipe, or a size of 0
@@ -100,7 +105,7 @@ const kNotMappable = [-osConstants.errno.ENODEV, -osConstants.errno.EISDIR];
  * fs.readFile would (and fails as it does).
  */
 export function mapForRead(target: string | Buffer | number, flags: number, statUserFd: boolean): RawResult {
-  if (typeof target === 'number' || (flags & kAccessMode) === O_WRONLY || (flags & (O_CREAT | O_TRUNC | O_APPEND | O_EXCL)) !== 0) {
+  if (typeof target === 'number' || !flagsAllowMapping(flags)) {
     return engine.readFileSync(target, flags, statUserFd);
   }
   const raw = engine.mapFile(target, flags, 0, -1, 0, false);
