@@ -13,7 +13,7 @@ const { explain, evictFromPageCache, pageCacheResidency, smartRead, engineInfo }
 const { describeBlockDevice } = require('../dist/device.js');
 const {
   checkNoFdLeak, useTempDirs, makeTempDir, writePattern, assertSameBytes, errorFacts, thrownBy,
-  runToEnd, setUpAsyncEngines,
+  runToEnd, setUpAsyncEngines, openFdCount,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -427,4 +427,14 @@ after(() => {
   // Nothing mounted by this file outlives it: its after() hooks unmounted and detached.
   const mounts = fs.readFileSync('/proc/self/mountinfo', 'utf8');
   assert.ok(!mounts.includes(tempDirs.disk), 'a test mount is left behind');
+});
+
+test('explain refuses a root (it would look up another file) and opens nothing for it', () => {
+  const before = openFdCount();
+  for (const root of ['/etc', os.tmpdir()]) {
+    const err = thrownBy(() => explain('hosts', { root }));
+    assert.equal(err.code, 'ERR_INVALID_ARG_VALUE');
+    assert.match(err.message, /options\.root/);
+  }
+  assert.equal(openFdCount(), before);
 });

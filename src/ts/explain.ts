@@ -4,7 +4,7 @@ import { loadReport, native } from './engine';
 import { commonOptions, request } from './read_async';
 import { uringAvailability, type Strategy } from './strategies';
 import { deviceOf, type DeviceInfo } from './device';
-import { failureToError } from './errors';
+import { failureToError, invalidArgValue } from './errors';
 import { tuning } from './tuning';
 import { flagsAllowMapping } from './map_file';
 import type { PathOrFd } from './args';
@@ -68,6 +68,11 @@ function missReason(st: fs.BigIntStats): string {
  * that cannot be looked at. Never creates or changes a file.
  */
 export function explain(path: PathOrFd, options?: ExplainOptions | null): Explanation {
+  // A confined read resolves beneath its root, which the lookups here do not: refuse it rather
+  // than explain another file (and before commonOptions opens the root).
+  if (options != null && typeof options === 'object' && (options as { root?: unknown }).root !== undefined) {
+    throw invalidArgValue('options.root', (options as { root?: unknown }).root, 'is not supported by explain()', explain);
+  }
   const common = commonOptions(options, explain);
   const { engine, target, flags } = request(path, common, explain);
   const isPath = typeof target !== 'number';
