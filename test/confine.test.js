@@ -329,3 +329,16 @@ test('reader.readRange: a slice of a file beneath the root; escapes and bad rang
     reader.close();
   }
 });
+
+test('APIs that do not read confined refuse a root rather than ignore it', async (t) => {
+  const file = writePattern(path.join(tempDirs.disk, 'noroot'), 100);
+  const { mapFile, readIntoSync, readInto, openReader } = require('smartread');
+  const buf = Buffer.alloc(10);
+  const root = tempDirs.disk;
+  assert.equal(thrownBy(() => mapFile(file, { root })).code, 'ERR_INVALID_ARG_VALUE');
+  assert.equal(thrownBy(() => readIntoSync(file, buf, { root })).code, 'ERR_INVALID_ARG_VALUE');
+  assert.equal((await rejectionOf(() => readInto(file, buf, { root }))).code, 'ERR_INVALID_ARG_VALUE');
+  assert.equal((await rejectionOf(() => openReader(file, { root }))).code, 'ERR_INVALID_ARG_VALUE');
+  if (!native) return;
+  assert.equal((await rejectionOf(() => smartRead(file, { root, strategy: 'mmap' }))).code, 'ERR_INVALID_ARG_VALUE');
+});

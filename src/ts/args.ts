@@ -177,4 +177,9 @@ export function validateOptionsObject(value: unknown, name: string, caller: Func
   if (value != null && (typeof value !== 'object' || Array.isArray(value))) {
     throw invalidArgType(name, 'of type object', value, caller);
   }
+  // The APIs that take options this way do not read confined: a root must not be ignored.
+  const root = (value as { root?: unknown } | null | undefined)?.root;
+  if (root !== undefined) {
+    throw invalidArgValue(`${name}.root`, root, 'is not supported here (smartRead, smartReadSync, readMany and createReader read confined)', caller);
+  }
 }
