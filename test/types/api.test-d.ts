@@ -2,7 +2,8 @@
 // returns, and misuse the compiler must refuse (each @ts-expect-error line must be an error).
 import {
   smartReadSync, smartRead, readMany, explain, metrics, engineInfo, prefetch, tuning, setTuning, useProfile,
-  evictFromPageCache, pageCacheResidency, AbortError,
+  evictFromPageCache, pageCacheResidency, AbortError, createReader, mapFile, readInto, readIntoSync, openReader,
+  type ConfinedReader, type ConfinedStats, type MappedBuffer, type Reader,
   type EngineInfo, type Explanation, type MetricsSnapshot, type SettledRead, type Strategy, type Tuning,
   type PrefetchResult, type FsError,
 } from 'smartread';
@@ -69,7 +70,7 @@ void asyncApi;
 // explain: the way, the reason, the device.
 const e = explain('/etc/hosts', { strategy: 'auto', flag: 'r' });
 expectType<Explanation>()(e);
-expectType<'fast-path' | 'uring' | 'uring-chunked' | 'threadpool' | 'sync' | 'js'>()(e.strategy);
+expectType<'fast-path' | 'uring' | 'uring-chunked' | 'threadpool' | 'sync' | 'mmap' | 'js'>()(e.strategy);
 expectType<string>()(e.reason);
 // @ts-expect-error: explain never reads, so it takes no encoding
 explain('/etc/hosts', { encoding: 'utf8' });
@@ -83,8 +84,9 @@ expectType<string>()(metrics.prometheus());
 metrics.enableLatency();
 metrics.enable(false);
 metrics.reset();
+expectType<number>()(snapshot.strategies.mmap.reads);
 // @ts-expect-error: there is no such strategy to count
-void snapshot.strategies.mmap;
+void snapshot.strategies.bogus;
 
 // engineInfo: which engine, and io_uring's state with the reason when it is unavailable.
 const info = engineInfo();
@@ -114,3 +116,31 @@ const abort = new AbortError();
 expectType<'ABORT_ERR'>()(abort.code);
 declare const err: FsError;
 expectType<string>()(err.code);
+
+// Confined reads: a reader over one root, with the readers' own overloads.
+const site: ConfinedReader = createReader({ root: '/srv/www', noSymlinks: true });
+expectType<ConfinedStats>()(site.statSync('index.html'));
+expectType<Promise<Buffer>>()(site.readRange('index.html', 0, 10));
+expectType<Buffer | string>()(site.smartReadSync('index.html'));
+site.close();
+// @ts-expect-error: a root is a path, not a number
+createReader({ root: 3 });
+
+// mapFile, readInto and openReader.
+const mapped = mapFile('/data/big.bin', { offset: 4096, length: 8192, advice: 'sequential', populate: true });
+expectType<MappedBuffer>()(mapped);
+expectType<boolean>()(mapped.mapped);
+mapped.close();
+// @ts-expect-error: not an advice madvise has
+mapFile('/data/big.bin', { advice: 'fast' });
+expectType<number>()(readIntoSync('/etc/hosts', Buffer.alloc(10), { position: 0 }));
+async function positional() {
+  const into = await readInto('/etc/hosts', new Uint8Array(10));
+  expectType<number>()(into.bytesRead);
+  expectType<Uint8Array<ArrayBuffer>>()(into.buffer);
+  const reader = await openReader('/etc/hosts');
+  expectType<Reader>()(reader);
+  expectType<Promise<Buffer>>()(reader.read(0, 10));
+  await reader.close();
+}
+void positional;
