@@ -114,6 +114,10 @@ export function stringToFlags(flag: unknown, caller: Function): number {
   return bits;
 }
 
+/** A list of paths: any iterable object. A string is iterable too, but it is one path, not a
+ * list of them, and is refused (as is a Buffer, which the type cannot tell from a list of fds). */
+export type PathList<T> = Iterable<T> & object;
+
 /** A list of paths as an array; a string or a Buffer is one path, not a list of them. */
 export function pathList<T>(paths: Iterable<T>, caller: Function): T[] {
   if (paths == null || typeof (paths as Iterable<unknown>)[Symbol.iterator] !== 'function' ||

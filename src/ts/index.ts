@@ -24,7 +24,7 @@ export type { PrefetchResult } from './prefetch';
 export type { Metrics, MetricsSnapshot, PromClientRegistry, ServedBy, StrategyMetrics } from './metrics';
 export type { ReadManyOptions, SettledRead, SmartReadOptions } from './read_async';
 export type { Strategy } from './strategies';
-export type { PathLike, PathOrFd, ReadFileOptions } from './args';
+export type { PathLike, PathList, PathOrFd, ReadFileOptions } from './args';
 export type { FsError } from './errors';
 
 export interface EngineInfo extends LoadReport {

@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import { native } from './engine';
 import { failureToError } from './errors';
-import { getValidatedPath, pathList, type PathLike } from './args';
+import { getValidatedPath, pathList, type PathLike, type PathList } from './args';
 
 export interface PrefetchResult {
   /** Files whose readahead was started (on the JS engine: files read through once). */
@@ -50,7 +50,7 @@ async function prefetchJs(paths: PathLike[], targets: Array<string | Buffer>): P
  * Starts readahead of whole files (posix_fadvise WILLNEED, on one pool thread for the list) and
  * resolves once it is under way, not when the bytes are in memory.
  */
-export async function prefetch(paths: Iterable<PathLike>): Promise<PrefetchResult> {
+export async function prefetch(paths: PathList<PathLike>): Promise<PrefetchResult> {
   const list = pathList(paths, prefetch);
   const targets = list.map((p) => getValidatedPath(p, prefetch));
   if (!native) return prefetchJs(list, targets);

@@ -1,7 +1,7 @@
 // smartRead and readMany: fs.promises.readFile's contract on the engine the strategy names.
 import { engineFor, strategyNames, type AsyncEngine, type Strategy } from './strategies';
 import { abortError, failureToError, invalidArgValue, outOfRange, strategyUnavailable } from './errors';
-import { getOptions, getValidatedPath, isFd, pathList, stringToFlags, type PathOrFd, type ReadFileOptions } from './args';
+import { getOptions, getValidatedPath, isFd, pathList, stringToFlags, type PathList, type PathOrFd, type ReadFileOptions } from './args';
 import { readFile, statSync } from 'node:fs';
 import type { RawFailure, RawResult } from './native';
 import { kCachedRunMax, loadReport } from './engine';
@@ -240,15 +240,15 @@ export async function smartRead(path: PathOrFd, options?: SmartReadOptions | Buf
   }
 }
 
-export function readMany(paths: Iterable<PathOrFd>, options: ReadManyOptions & { settle: true }): Promise<SettledRead<Buffer | string>[]>;
-export function readMany(paths: Iterable<PathOrFd>, options: (ReadManyOptions & { encoding: BufferEncoding }) | BufferEncoding): Promise<string[]>;
-export function readMany(paths: Iterable<PathOrFd>, options?: ReadManyOptions | null): Promise<Buffer[]>;
-export function readMany(paths: Iterable<PathOrFd>, options?: ReadManyOptions | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>>;
+export function readMany(paths: PathList<PathOrFd>, options: ReadManyOptions & { settle: true }): Promise<SettledRead<Buffer | string>[]>;
+export function readMany(paths: PathList<PathOrFd>, options: (ReadManyOptions & { encoding: BufferEncoding }) | BufferEncoding): Promise<string[]>;
+export function readMany(paths: PathList<PathOrFd>, options?: ReadManyOptions | null): Promise<Buffer[]>;
+export function readMany(paths: PathList<PathOrFd>, options?: ReadManyOptions | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>>;
 /**
  * Reads every path with at most `concurrency` in flight; results in input order. Rejects with
  * the first error (node:fs-style, naming its file) unless `settle` is set.
  */
-export async function readMany(paths: Iterable<PathOrFd>, options?: ReadManyOptions | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>> {
+export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOptions | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>> {
   const list = pathList(paths, readMany);
   const many = options !== null && typeof options === 'object' ? options : {};
   const concurrency = many.concurrency ?? 64;

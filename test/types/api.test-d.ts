@@ -57,6 +57,9 @@ async function asyncApi(): Promise<void> {
   }
   // @ts-expect-error: readMany takes a list of paths
   await readMany(42);
+  // @ts-expect-error: a string is one path, not a list of them (readMany refuses it)
+  await readMany('/a');
+  expectType<Buffer[]>()(await readMany((function* paths() { yield '/a'; yield 3; })()));
   // @ts-expect-error: concurrency is a number
   await readMany(['/a'], { concurrency: '8' });
 
@@ -64,6 +67,8 @@ async function asyncApi(): Promise<void> {
   expectType<PrefetchResult>()(await prefetch(['/a', url]));
   // @ts-expect-error: prefetch takes paths, not descriptors
   await prefetch([3]);
+  // @ts-expect-error: a string is one path, not a list of them
+  await prefetch('/a');
 }
 void asyncApi;
 
