@@ -1,7 +1,7 @@
 // Argument normalisation with node:fs's rules, in node:fs's order, with node:fs's errors.
 import { fileURLToPath } from 'node:url';
 import { constants as fsConstants } from 'node:fs';
-import { invalidArgType, invalidArgValue, nullBytesInPath } from './errors';
+import { invalidArgType, invalidArgValue, nullBytesInPath, outOfRange } from './errors';
 
 export type PathLike = string | Buffer | URL;
 export type PathOrFd = PathLike | number;
@@ -105,9 +105,14 @@ const flagTable: Record<string, number> = {
   'sa+': O_APPEND | O_CREAT | O_RDWR | O_SYNC,
 };
 
-/** node:fs stringToFlags: a number passes through, null means 'r'. */
+/** node:fs stringToFlags: a number passes through if it is an int32, null means 'r'. */
 export function stringToFlags(flag: unknown, caller: Function): number {
-  if (typeof flag === 'number') return flag;
+  if (typeof flag === 'number') {
+    // As node:fs's validateInt32: the engines would otherwise truncate it and read.
+    if (!Number.isInteger(flag)) throw outOfRange('flags', 'an integer', flag, caller);
+    if (flag < -(2 ** 31) || flag > 2 ** 31 - 1) throw outOfRange('flags', '>= -2147483648 && <= 2147483647', flag, caller);
+    return flag;
+  }
   if (flag == null) return O_RDONLY;
   const bits = typeof flag === 'string' ? flagTable[flag] : undefined;
   if (bits === undefined) throw invalidArgValue('flags', flag, 'is invalid', caller);

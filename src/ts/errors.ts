@@ -61,8 +61,20 @@ export function invalidArgValue(name: string, value: unknown, reason: string, ca
   return withCode(new TypeError(`The ${kind} '${name}' ${reason}. Received ${inspected}`), 'ERR_INVALID_ARG_VALUE', caller);
 }
 
+// Node's addNumericalSeparator: 4294967296 -> 4_294_967_296.
+function withSeparators(text: string): string {
+  let out = '';
+  let i = text.length;
+  const start = text[0] === '-' ? 1 : 0;
+  for (; i >= start + 4; i -= 3) out = `_${text.slice(i - 3, i)}${out}`;
+  return `${text.slice(0, i)}${out}`;
+}
+
 export function outOfRange(name: string, range: string, value: unknown, caller: Function) {
-  return withCode(new RangeError(`The value of "${name}" is out of range. It must be ${range}. Received ${String(value)}`), 'ERR_OUT_OF_RANGE', caller);
+  // How Node's ERR_OUT_OF_RANGE writes what it received.
+  const received = Number.isInteger(value) && Math.abs(value as number) > 2 ** 32
+    ? withSeparators(String(value)) : inspect(value);
+  return withCode(new RangeError(`The value of "${name}" is out of range. It must be ${range}. Received ${received}`), 'ERR_OUT_OF_RANGE', caller);
 }
 
 export function nullBytesInPath(value: unknown, caller: Function) {
