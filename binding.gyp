@@ -1,4 +1,7 @@
 {
+  "variables": {
+    "smartread_sanitize%": "<!(node -p \"process.env.SMARTREAD_SANITIZE === '1' ? 1 : 0\")"
+  },
   "targets": [
     {
       "target_name": "smartread",
@@ -37,7 +40,14 @@
       "cflags_cc!": ["-fno-exceptions", "-std=gnu++17", "-O2", "-O0"],
       "cflags": ["-O3", "-fvisibility=hidden"],
       "cflags_cc": ["-O3", "-std=c++17", "-fvisibility=hidden", "-fvisibility-inlines-hidden", "-Wall", "-Wextra", "-Wno-unused-parameter"],
-      "ldflags": ["-Wl,--as-needed"]
+      "ldflags": ["-Wl,--as-needed"],
+      "conditions": [
+        ["smartread_sanitize==1", {
+          "cflags": ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"],
+          "cflags_cc": ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"],
+          "ldflags": ["-fsanitize=address,undefined"]
+        }]
+      ]
     }
   ]
 }

@@ -30,7 +30,9 @@ bool PathArg::From(napi_env env, napi_value value, Failure* failure) {
       return false;
     }
     if (length < sizeof small_) {
-      memcpy(small_, data, length);
+      // An empty Buffer may have no data pointer at all, and memcpy from nullptr is undefined
+      // even for 0 bytes (UBSan reports it).
+      if (length > 0) memcpy(small_, data, length);
       small_[length] = '\0';
     } else {
       heap_.assign(static_cast<const char*>(data), length);

@@ -105,9 +105,14 @@ const flagTable: Record<string, number> = {
   'sa+': O_APPEND | O_CREAT | O_RDWR | O_SYNC,
 };
 
-/** node:fs stringToFlags: a number passes through, null means 'r'. */
+/** node:fs stringToFlags: a number passes through if it is an int32, null means 'r'. */
 export function stringToFlags(flag: unknown, caller: Function): number {
-  if (typeof flag === 'number') return flag;
+  if (typeof flag === 'number') {
+    // As node:fs's validateInt32: the engines would otherwise truncate it and read.
+    if (!Number.isInteger(flag)) throw outOfRange('flags', 'an integer', flag, caller);
+    if (flag < -(2 ** 31) || flag > 2 ** 31 - 1) throw outOfRange('flags', '>= -2147483648 && <= 2147483647', flag, caller);
+    return flag;
+  }
   if (flag == null) return O_RDONLY;
   const bits = typeof flag === 'string' ? flagTable[flag] : undefined;
   if (bits === undefined) throw invalidArgValue('flags', flag, 'is invalid', caller);

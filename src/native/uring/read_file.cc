@@ -21,7 +21,7 @@ namespace {
 
 // The chunk size, the chunks in flight and the size from which reads are punted to io_uring's
 // workers come from the environment's Tuning (defaults in instance.h). A file up to one chunk
-// is one READ, hard-linked to its CLOSE. From uring_async_from on, reads run on the workers
+// is one READ, linked to its CLOSE. From uring_async_from on, reads run on the workers
 // (IOSQE_ASYNC): a cached file would otherwise be copied inline, on the JS thread, during
 // submission, holding the loop for the whole file (200 reads of 4 MiB started in one tick all
 // finished inside it); the workers copy on the other core and fault the destination in

@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+// `npm run test:asan`: the test suite against an AddressSanitizer + UndefinedBehaviorSanitizer
+// build of the addon, on the native engine only.
+//
+// The sanitized addon is built (SMARTREAD_SANITIZE=1: -fsanitize=address,undefined
+// -fno-omit-frame-pointer, see binding.gyp) in a scratch copy of the package in the temp dir, so
+// that build/Release is left alone; the copy has its own dist/, test/ and build/, and links
+// node_modules. Node is not built with ASan, so the runtime is preloaded
+// (LD_PRELOAD=$(gcc -print-file-name=libasan.so)); leak detection is off, as Node leaks by design
+// at exit; any ASan report or UBSan error ends the process with an error and fails its tests.
+//
+// Files skipped under ASan, to keep it within CI's time (each also runs unsanitized in npm test):
+// bench-smoke (the bench harness, no engine code of its own), races and read-sync-races (timing
+// races that need speed to race), and uring-lifecycle's slow worker terminations are cut to 10.
+'use strict';
+const { spawn, spawnSync, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const skipped = new Set(['bench-smoke.test.js', 'races.test.js', 'read-sync-races.test.js']);
+const extraArgs = process.argv.slice(2);
+
+function runtime(name) {
+  const file = execFileSync('gcc', [`-print-file-name=${name}`], { encoding: 'utf8' }).trim();
+  if (!path.isAbsolute(file) || !fs.existsSync(file)) throw new Error(`no ${name} from gcc (got '${file}'): install gcc's sanitizer runtimes`);
+  return file;
+}
+
+function copy(from, to) {
+  const results = path.join(root, 'bench', 'results');
+  fs.cpSync(path.join(root, from), path.join(to, from), { recursive: true, filter: (src) => !src.startsWith(results) });
+}
+
+function build(scratch) {
+  for (const item of ['package.json', 'binding.gyp', 'tsconfig.json', 'src', 'scripts', 'test', 'dist', 'bench']) copy(item, scratch);
+  // Children that drop root (the EACCES tests) must still reach the package.
+  fs.chmodSync(scratch, 0o755);
+  fs.symlinkSync(path.join(root, 'node_modules'), path.join(scratch, 'node_modules'));
+  process.stdout.write(`# asan: building the sanitized addon in ${scratch}\n`);
+  const built = spawnSync(process.execPath, [path.join(scratch, 'scripts', 'build-native.js'), '--force'], {
+    cwd: scratch,
+    env: { ...process.env, SMARTREAD_SANITIZE: '1' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (built.status !== 0) throw new Error('the sanitized build failed');
+  const nm = spawnSync('nm', ['-D', path.join(scratch, 'build', 'Release', 'smartread.node')], { encoding: 'utf8' });
+  if (!/__asan_/.test(nm.stdout ?? '')) throw new Error('the addon was built without ASan instrumentation');
+}
+
+function runTests(scratch, env) {
+  const files = fs.readdirSync(path.join(scratch, 'test'))
+    .filter((f) => f.endsWith('.test.js') && !skipped.has(f)).sort().map((f) => path.join('test', f));
+  process.stdout.write(`# asan: ${files.length} test files; skipped: ${[...skipped].join(', ')}\n`);
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--test', '--test-reporter=tap', ...extraArgs, ...files], {
+      cwd: scratch, env, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const counts = { pass: 0, fail: 0, skipped: 0 };
+    let reports = 0;
+    let tail = '';
+    child.stdout.on('data', (chunk) => {
+      process.stdout.write(chunk);
+      // node:test forwards a test file's stderr into its report.
+      reports += (chunk.toString().match(/ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer/g) ?? []).length;
+      tail += chunk.toString();
+      const lines = tail.split('\n');
+      tail = lines.pop();
+      for (const line of lines) {
+        const m = /^# (pass|fail|skipped) (\d+)$/.exec(line);
+        if (m) counts[m[1]] = Number(m[2]);
+      }
+    });
+    child.stderr.on('data', (chunk) => {
+      process.stderr.write(chunk);
+      const text = chunk.toString();
+      reports += (text.match(/ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer/g) ?? []).length;
+    });
+    child.on('close', (code) => resolve({ ...counts, code, reports }));
+  });
+}
+
+(async () => {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'smartread-asan-'));
+  try {
+    build(scratch);
+    const env = {
+      ...process.env,
+      SMARTREAD_REQUIRE_NATIVE: '1',
+      SMARTREAD_FORCE_JS: '',
+      SMARTREAD_TEST_TERMINATIONS: '10',
+      LD_PRELOAD: runtime('libasan.so'),
+      ASAN_OPTIONS: 'detect_leaks=0:abort_on_error=1:print_summary=1',
+      UBSAN_OPTIONS: 'halt_on_error=1:print_stacktrace=1',
+    };
+    const r = await runTests(scratch, env);
+    process.stdout.write(`\nasan: ${r.pass} passed, ${r.fail} failed, ${r.skipped} skipped, ${r.reports} sanitizer reports\n`);
+    process.exitCode = r.code === 0 && r.fail === 0 && r.pass > 0 && r.reports === 0 ? 0 : 1;
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+})().catch((err) => {
+  process.stderr.write(`asan: ${err.message}\n`);
+  process.exitCode = 1;
+});
