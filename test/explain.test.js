@@ -9,11 +9,11 @@ const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { explain, evictFromPageCache, pageCacheResidency, smartRead, engineInfo } = require('smartread');
+const { explain, smartRead, engineInfo } = require('smartread');
 const { describeBlockDevice } = require('../dist/device.js');
 const {
   checkNoFdLeak, useTempDirs, makeTempDir, writePattern, assertSameBytes, errorFacts, thrownBy,
-  runToEnd, setUpAsyncEngines, openFdCount,
+  runToEnd, setUpAsyncEngines, openFdCount, evictCompletely,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -134,8 +134,7 @@ test('a file evicted from the page cache misses the fast path and goes to the ne
     return;
   }
   const file = writePattern(path.join(tempDirs.disk, 'evicted'), 4 * KiB);
-  evictFromPageCache(file);
-  assert.equal(pageCacheResidency(file).cached, 0, 'the pages are out before explain');
+  evictCompletely(file);
   const { strategy, reason } = explain(file);
   assert.equal(strategy, nextRung);
   assert.match(reason, /the fast path missed/);

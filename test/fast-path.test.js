@@ -6,9 +6,9 @@ const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { evictFromPageCache, pageCacheResidency, smartRead, readMany, engineInfo } = require('smartread');
+const { pageCacheResidency, smartRead, readMany, engineInfo } = require('smartread');
 const {
-  checkNoFdLeak, useTempDirs, writePattern, assertSameBytes, errorFacts, setUpAsyncEngines, runToEnd,
+  checkNoFdLeak, useTempDirs, writePattern, assertSameBytes, errorFacts, setUpAsyncEngines, runToEnd, evictCompletely,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -58,8 +58,7 @@ test('a file evicted from the page cache (a miss) is read whole by the next engi
   }
   for (const size of [4096, 100 * KiB]) {
     const file = writePattern(path.join(tempDirs.disk, `evicted-${size}`), size);
-    evictFromPageCache(file);
-    assert.equal(pageCacheResidency(file).cached, 0, 'the pages are out before the read');
+    evictCompletely(file);
     assertSameBytes(await smartRead(file), fs.readFileSync(file), `${size} bytes after eviction`);
     assert.equal(pageCacheResidency(file).cached, size, 'the read brought them back');
   }

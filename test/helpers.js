@@ -360,7 +360,23 @@ function setUpAsyncEngines() {
   require('smartread').engineInfo();
 }
 
+/**
+ * Evicts a file's pages and checks with mincore that none is left, trying again for a while:
+ * pages still under writeback, just after the file was written, cannot be dropped yet (seen on a
+ * loaded machine). Needs the addon.
+ */
+function evictCompletely(file) {
+  const { evictFromPageCache, pageCacheResidency } = require('smartread');
+  for (let attempt = 0; attempt < 200; attempt++) {
+    evictFromPageCache(file);
+    if (pageCacheResidency(file).cached === 0) return;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+  }
+  assert.fail(`${file}: still ${pageCacheResidency(file).cached} bytes in the page cache after 2 s of evictions`);
+}
+
 module.exports = {
+  evictCompletely,
   openFdCount,
   openFds,
   isOpenFd,

@@ -7,8 +7,8 @@ const assert = require('node:assert/strict');
 const diagnosticsChannel = require('node:diagnostics_channel');
 const fs = require('node:fs');
 const path = require('node:path');
-const { metrics, smartRead, smartReadSync, readMany, evictFromPageCache, engineInfo } = require('smartread');
-const { checkNoFdLeak, useTempDirs, writePattern, setUpAsyncEngines } = require('./helpers');
+const { metrics, smartRead, smartReadSync, readMany, engineInfo } = require('smartread');
+const { checkNoFdLeak, useTempDirs, writePattern, setUpAsyncEngines, evictCompletely } = require('./helpers');
 
 setUpAsyncEngines();
 checkNoFdLeak();
@@ -52,7 +52,7 @@ test('a file evicted from the page cache misses the fast path and is served by t
     return;
   }
   const file = writePattern(path.join(tempDirs.disk, 'evicted'), 8192);
-  evictFromPageCache(file);
+  evictCompletely(file);
   await smartRead(file);
   const m = metrics();
   assert.deepEqual(m.fastPath, { hits: 0, misses: 1 });
@@ -93,7 +93,7 @@ test('readMany counts every file once: hits from its batched fast path, the rest
   const files = Array.from({ length: 100 }, (_, i) => cachedFile(`many-${i}`, 1 + i * 37));
   const bytes = files.reduce((sum, f) => sum + fs.statSync(f).size, 0);
   const cold = writePattern(path.join(tempDirs.disk, 'many-cold'), 5000);
-  if (native) evictFromPageCache(cold);
+  if (native) evictCompletely(cold);
   const results = await readMany([...files, cold, path.join(tempDirs.disk, 'many-missing')], { settle: true });
   assert.equal(results.filter((r) => r.status === 'fulfilled').length, 101);
   const m = metrics();
