@@ -9,7 +9,7 @@ const path = require('node:path');
 const { smartRead, smartReadSync, readMany, createReader, engineInfo } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, writePattern, assertSameBytes, errorFacts, thrownBy, rejectionOf,
-  skipUnlessAvailable, openFds, waitForExit, STRATEGIES,
+  skipUnlessAvailable, openFds, waitForExit, runToEnd, STRATEGIES,
 } = require('./helpers');
 
 checkNoFdLeak({ spawnsChildren: true });
@@ -322,6 +322,9 @@ test('reader.readRange: a slice of a file beneath the root; escapes and bad rang
       assert.equal((await rejectionOf(() => reader.readRange(p, 0, 10))).code, code, String(p));
     }
     assert.equal((await rejectionOf(() => reader.readRange('sub', 0, 10))).code, 'EISDIR');
+    // A FIFO without a writer: an error, not an event loop held in open(2).
+    assert.equal((await runToEnd('mkfifo', [path.join(tree.root, 'fifo')])).code, 0);
+    assert.equal((await rejectionOf(() => reader.readRange('fifo', 0, 10))).code, 'ESPIPE');
     assert.equal((await rejectionOf(() => reader.readRange('a.txt', -1, 10))).code, 'ERR_OUT_OF_RANGE');
     assert.equal((await rejectionOf(() => reader.readRange('a.txt', 0, 1.5))).code, 'ERR_OUT_OF_RANGE');
     assert.equal((await rejectionOf(() => reader.readRange('a.txt', '0', 10))).code, 'ERR_INVALID_ARG_TYPE');

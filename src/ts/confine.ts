@@ -114,7 +114,8 @@ export class Root {
     const endUse = this.use();
     let raw: number | RawFailure;
     try {
-      raw = native!.openBeneath(target, fs.constants.O_RDONLY, this.confine.dirfd, this.confine.resolve);
+      // Nonblocking, so that a FIFO cannot hold the event loop in open(2); regular files ignore it.
+      raw = native!.openBeneath(target, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK, this.confine.dirfd, this.confine.resolve);
     } finally {
       endUse();
     }
