@@ -21,6 +21,7 @@
         "src/native/threadpool_read.cc",
         "src/native/uring/positional_read.cc",
         "src/native/uring/read_file.cc",
+        "src/native/uring/cached_batch.cc",
         "src/native/uring/ring.cc"
       ],
       "include_dirs": [

@@ -9,6 +9,7 @@ const path = require('node:path');
 const { pageCacheResidency, smartRead, readMany, engineInfo } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, writePattern, assertSameBytes, errorFacts, setUpAsyncEngines, runToEnd, evictCompletely,
+  skipUnlessAvailable,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -165,4 +166,96 @@ test("a FIFO under 'auto' is read off the event loop: a waiting writer's bytes, 
   assert.ok(facts.allSevens);
   assert.equal(facts.aborted, 'AbortError');
   assert.ok(facts.ticksWhileWaiting > 0, 'the event loop ran while the read waited for a writer');
+});
+
+// readMany reads names that held small regular files last time in io_uring batches, with no
+// fstat between open and read: whatever a name became since must still read as node:fs reads it.
+test('readMany after the files changed: new bytes of the same size, grown, shrunk, gone, a directory, a FIFO', async () => {
+  for (const { kind, dir } of tempDirs.all) {
+    const files = [];
+    for (let i = 0; i < 8; i++) {
+      const file = path.join(dir, `changing-${i}`);
+      fs.writeFileSync(file, Buffer.alloc(100 + i, 0x61 + i));
+      files.push(file);
+    }
+    // Twice: the first read learns what each name is, the second goes the batched way.
+    for (let round = 0; round < 2; round++) {
+      const results = await readMany(files);
+      files.forEach((file, i) => assertSameBytes(results[i], fs.readFileSync(file), `${kind}: ${file}, round ${round}`));
+    }
+    fs.writeFileSync(files[0], Buffer.alloc(100, 0x7a));
+    fs.writeFileSync(files[1], Buffer.alloc(5000, 0x7a));
+    fs.writeFileSync(files[2], Buffer.alloc(3, 0x7a));
+    fs.rmSync(files[3]);
+    fs.rmSync(files[4]);
+    fs.mkdirSync(files[4]);
+    fs.rmSync(files[5]);
+    const made = await runToEnd('mkfifo', [files[5]]);
+    assert.equal(made.code, 0, made.stderr);
+    // The FIFO's writer comes once the read has begun: the read must wait for it, off the loop.
+    const writer = setTimeout(() => runToEnd('sh', ['-c', 'printf from-the-writer > "$0"', files[5]]), 200);
+    const results = await readMany(files, { settle: true });
+    clearTimeout(writer);
+    for (let i = 0; i < files.length; i++) {
+      const what = `${kind}: ${path.basename(files[i])}`;
+      if (i === 5) {
+        assert.deepEqual(results[i], { status: 'fulfilled', value: Buffer.from('from-the-writer') }, what);
+        continue;
+      }
+      const expected = await fs.promises.readFile(files[i]).then((value) => ({ value }), (reason) => ({ reason }));
+      if (expected.reason) {
+        assert.equal(results[i].status, 'rejected', what);
+        assert.deepEqual(errorFacts(results[i].reason), errorFacts(expected.reason), what);
+      } else {
+        assert.equal(results[i].status, 'fulfilled', what);
+        assertSameBytes(results[i].value, expected.value, what);
+      }
+    }
+  }
+});
+
+// What the batch saves is syscalls: a run of 64 cached small files costs two io_uring_enter
+// calls instead of openat2, fstat, preadv2 and close for each. Counted with strace in a child.
+test('readMany of cached small files on the disk goes through io_uring batches, not four syscalls a file', async (t) => {
+  if (!native) {
+    t.skip('the batches are part of the addon');
+    return;
+  }
+  if (skipUnlessAvailable(t, 'uring')) return;
+  const probe = await runToEnd('strace', ['-V']).catch((err) => ({ code: -1, stderr: err.message }));
+  if (probe.code !== 0) {
+    t.skip(`strace is not available (${probe.stderr.trim()}); apt-get install -y strace`);
+    return;
+  }
+  const files = [];
+  for (let i = 0; i < 640; i++) files.push(writePattern(path.join(tempDirs.disk, `batched-${i}`), 1 + ((i * 613) % 4096)));
+  const list = path.join(tempDirs.disk, 'batched-list.json');
+  fs.writeFileSync(list, JSON.stringify(files));
+  const traced = await runToEnd('strace', ['-f', '-c', '-U', 'name,calls', '-e', 'trace=openat2,preadv2,io_uring_enter',
+    process.execPath, '-e', `
+      const fs = require('node:fs');
+      const { readMany } = require('smartread');
+      const files = JSON.parse(fs.readFileSync(process.argv[1], 'utf8'));
+      (async () => {
+        for (let round = 0; round < 4; round++) {
+          const results = await readMany(files);
+          files.forEach((file, i) => {
+            if (!results[i].equals(fs.readFileSync(file))) throw new Error(file + ': wrong bytes in round ' + round);
+          });
+        }
+      })();
+    `, list], { env: { UV_USE_IO_URING: '0' }, timeoutMs: 60000 });
+  assert.equal(traced.code, 0, traced.stderr);
+  const calls = {};
+  for (const line of traced.stderr.split('\n')) {
+    const match = /^\s*(openat2|preadv2|io_uring_enter)\s+(\d+)\s*$/.exec(line);
+    if (match) calls[match[1]] = Number(match[2]);
+  }
+  // Round 1 looks at each name (openat2 O_PATH, then the open): 2 openat2 and 1 preadv2 a file.
+  // Rounds 2 to 4 are batched: none of either, and about 2 io_uring_enter per 64 files.
+  const perFile = 1 / files.length;
+  assert.ok((calls.openat2 ?? 0) <= 2 * files.length + 8, `openat2: ${calls.openat2} for 4 × ${files.length} reads\n${traced.stderr}`);
+  assert.ok((calls.preadv2 ?? 0) <= files.length + 8, `preadv2: ${calls.preadv2} for 4 × ${files.length} reads\n${traced.stderr}`);
+  assert.ok((calls.io_uring_enter ?? 0) * perFile <= 3 * 2 / 64 + 0.05, `io_uring_enter: ${calls.io_uring_enter}\n${traced.stderr}`);
+  assert.ok((calls.io_uring_enter ?? 0) >= 3 * 2 * (files.length / 64), `io_uring_enter: ${calls.io_uring_enter}: the batches ran\n${traced.stderr}`);
 });

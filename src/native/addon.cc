@@ -11,6 +11,7 @@
 #include "read_into.h"
 #include "sync_read.h"
 #include "threadpool_read.h"
+#include "uring/cached_batch.h"
 #include "uring/ring.h"
 
 #include <string>
@@ -22,7 +23,7 @@ class Addon : public Napi::Addon<Addon> {
   Addon(Napi::Env env, Napi::Object exports) : env_(env) {
     // Instance data is finalized late in teardown; the cleanup hook releases resources as soon
     // as the environment (main thread or worker) begins to exit. Close() is idempotent.
-    env.AddCleanupHook([this, env] { instance_.Close(env); });
+    env.AddCleanupHook([this, env] { Close(env); });
     Napi::Object features = Napi::Object::New(env);
 #ifdef HAVE_LIBURING
     features.Set("liburing", true);
@@ -62,9 +63,17 @@ class Addon : public Napi::Addon<Addon> {
     });
 #endif
   }
-  ~Addon() { instance_.Close(env_); }
+  ~Addon() { Close(env_); }
 
  private:
+  // Idempotent: the cleanup hook, then the destructor.
+  void Close(napi_env env) {
+    instance_.Close(env);
+#ifdef HAVE_LIBURING
+    cached_batch_.reset();
+#endif
+  }
+
   // setup({ maxLength }): facts of this runtime that only JS can read.
   Napi::Value Setup(const Napi::CallbackInfo& info) {
     Napi::Object options = info[0].As<Napi::Object>();
@@ -113,8 +122,19 @@ class Addon : public Napi::Addon<Addon> {
     return CachedRead(info, instance_);
   }
 
+  // cachedReadBatch(paths, start, end, flags, sizes, out, onRing, rootFd?, resolve?): onRing
+  // when the engine after the fast path is io_uring, which may then read small files in batches.
   Napi::Value CachedReadBatchMethod(const Napi::CallbackInfo& info) {
-    return CachedReadBatch(info, instance_);
+    SmallFileBatch* batch = nullptr;
+#ifdef HAVE_LIBURING
+    if (info[6].ToBoolean()) batch = cached_batch_.get();
+#endif
+    bool batch_failed = false;
+    Napi::Value result = CachedReadBatch(info, instance_, batch, &batch_failed);
+#ifdef HAVE_LIBURING
+    if (batch_failed) cached_batch_.reset();
+#endif
+    return result;
   }
 
   Napi::Value ThreadpoolReadMethod(const Napi::CallbackInfo& info) {
@@ -137,6 +157,10 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value UringStatus(const Napi::CallbackInfo& info) {
     if (ring_ == nullptr && ring_why_.empty()) {
       ring_ = uring::Ring::Create(env_, &instance_, &ring_why_);
+      // Set up with the engine's ring, so that both are open for the life of the environment
+      // from its first io_uring read on; without it, readMany reads with syscalls.
+      std::string why;
+      if (ring_ != nullptr) cached_batch_ = uring::CachedBatchRing::Create(&why);
     }
     if (ring_ != nullptr) return info.Env().Null();
     return Napi::String::New(info.Env(), ring_why_);
@@ -181,6 +205,8 @@ class Addon : public Napi::Addon<Addon> {
 
   // Owned by itself from setup on: it deletes itself at the end of the environment's teardown.
   uring::Ring* ring_ = nullptr;
+  // readMany's batches of small cached files; closed for good if it fails.
+  std::unique_ptr<uring::CachedBatchRing> cached_batch_;
   std::string ring_why_;
 #endif
 

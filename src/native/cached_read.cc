@@ -13,6 +13,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
 
 #include "args.h"
 #include "dest_buffer.h"
@@ -58,11 +61,17 @@ bool FitsFastPath(const struct stat& st, uint64_t max) {
 
 enum class Outcome { kHit, kMiss, kFailed, kJsException };
 
+// Room for a small result, in a slab the caller returns it from (data nullptr: none).
+struct SmallDest {
+  uint8_t* data = nullptr;
+  size_t capacity = 0;
+};
+
 // One fast-path read of `path`. A hit leaves a Buffer in *value, or, when the result went into
-// the pool at pool_offset (>= 0 to allow it), nullptr there and the byte count in *pooled.
+// `small`, nullptr there and the byte count in *small_length.
 Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags,
-                   const Confinement& confinement, int64_t pool_offset, napi_value* value,
-                   size_t* pooled, Failure* failure) {
+                   const Confinement& confinement, SmallDest small, napi_value* value,
+                   size_t* small_length, Failure* failure) {
   // Flags that create or truncate are never for the fast path (RESOLVE_CACHED refuses them).
   if ((flags & (O_CREAT | O_TRUNC | O_TMPFILE)) != 0) return Outcome::kMiss;
   // What the path names is looked at before it is opened, unless it named a small regular
@@ -95,30 +104,30 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
   how.flags = static_cast<uint64_t>(flags | O_CLOEXEC | O_NONBLOCK);
   const int fd = static_cast<int>(syscall(SYS_openat2, dirfd, path, &how, sizeof how));
   if (fd < 0) {
-    if (known_regular) hints.SetRegular(path, false);
+    if (known_regular) hints.Forget(path);
     if (IsMiss(errno)) return Outcome::kMiss;
     *failure = Failure::Errno(errno, Syscall::kOpen);
     return Outcome::kFailed;
   }
   if (fstat(fd, &st) < 0 || !FitsFastPath(st, instance.tuning.fast_path_max)) {
-    if (remember) hints.SetRegular(path, false);
+    if (remember) hints.Forget(path);
     close(fd);
     return Outcome::kMiss;
   }
-  if (remember && !known_regular) hints.SetRegular(path, true);
   Outcome outcome = Outcome::kMiss;
   const size_t size = static_cast<size_t>(st.st_size);
-  const bool pool = pool_offset >= 0 && size <= Instance::kPooledMax &&
-                    static_cast<uint64_t>(pool_offset) + size <= instance.pool_length;
+  const bool pool = small.data != nullptr && size <= small.capacity;
   DestBuffer dest;
   if (pool) {
-    dest.data = instance.pool_data + pool_offset;
+    dest.data = small.data;
     dest.length = size;
   } else if (!NewDestBuffer(env, size, &dest)) {
     close(fd);
     return Outcome::kJsException;
   }
   const ssize_t n = ReadIfCached(hints, fd, st.st_dev, dest.data, size);
+  // After the read, which finds out whether the filesystem keeps its files in memory.
+  if (remember) hints.SetRegular(path, static_cast<uint64_t>(st.st_size), !hints.InMemory(st.st_dev));
   if (n < 0) {
     if (!IsMiss(static_cast<int>(-n))) {
       *failure = Failure::Errno(static_cast<int>(-n), Syscall::kRead);
@@ -126,7 +135,7 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     }
   } else if (pool) {
     *value = nullptr;
-    *pooled = static_cast<size_t>(n);
+    *small_length = static_cast<size_t>(n);
     outcome = Outcome::kHit;
   } else if (static_cast<size_t>(n) == size) {
     *value = dest.value;
@@ -140,10 +149,11 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
   return outcome;
 }
 
-// Where the pooled result after one of `bytes` starts: 8-byte aligned, as the JS side computes.
-int64_t NextPoolOffset(int64_t offset, size_t bytes) {
-  return (offset + static_cast<int64_t>(bytes) + 7) & ~int64_t{7};
-}
+// Where the small result after one of `bytes` starts: 8-byte aligned, as Node's pool does.
+size_t NextSlabOffset(size_t offset, size_t bytes) { return (offset + bytes + 7) & ~size_t{7}; }
+
+// The flags a batched open may carry: those of a plain read.
+bool PlainReadFlags(int flags) { return (flags & ~(O_NOFOLLOW | O_NOATIME | O_CLOEXEC)) == 0; }
 
 }  // namespace
 
@@ -154,9 +164,14 @@ Napi::Value CachedRead(const Napi::CallbackInfo& info, Instance& instance) {
   PathArg path;
   Failure failure;
   if (!path.From(env, info[0], &failure)) return FailureToJs(env, failure);
+  SmallDest small;
+  if (pool_offset >= 0 && static_cast<uint64_t>(pool_offset) < instance.pool_length) {
+    small.data = instance.pool_data + pool_offset;
+    small.capacity = std::min(Instance::kPooledMax, instance.pool_length - static_cast<size_t>(pool_offset));
+  }
   napi_value value = nullptr;
   size_t pooled = 0;
-  switch (ReadCached(env, instance, path.c_str(), flags, ConfinementFromJs(info, 3), pool_offset,
+  switch (ReadCached(env, instance, path.c_str(), flags, ConfinementFromJs(info, 3), small,
                      &value, &pooled, &failure)) {
     case Outcome::kHit:
       if (value == nullptr) napi_create_uint32(env, static_cast<uint32_t>(pooled), &value);
@@ -171,42 +186,62 @@ Napi::Value CachedRead(const Napi::CallbackInfo& info, Instance& instance) {
   return Napi::Value();
 }
 
-Napi::Value CachedReadBatch(const Napi::CallbackInfo& info, Instance& instance) {
+Napi::Value CachedReadBatch(const Napi::CallbackInfo& info, Instance& instance,
+                            SmallFileBatch* batch, bool* batch_failed) {
   napi_env env = info.Env();
   napi_value paths = info[0];
   const uint32_t start = info[1].As<Napi::Number>().Uint32Value();
   const uint32_t end = info[2].As<Napi::Number>().Uint32Value();
   const int flags = info[3].As<Napi::Number>().Int32Value();
-  int64_t pool_offset = info[4].As<Napi::Number>().Int64Value();
-  Napi::TypedArrayOf<int32_t> sizes = info[5].As<Napi::TypedArrayOf<int32_t>>();
-  napi_value out = info[6];
+  Napi::TypedArrayOf<int32_t> results = info[4].As<Napi::TypedArrayOf<int32_t>>();
+  napi_value out = info[5];
   const Confinement confinement = ConfinementFromJs(info, 7);
-  const uint32_t count = std::min<uint32_t>(end - start, static_cast<uint32_t>(sizes.ElementLength()));
-  uint32_t done = 0;
-  for (; done < count; done++) {
-    // Stop where the pool may not hold the next result: the caller starts a new one.
-    if (pool_offset < 0 || static_cast<uint64_t>(pool_offset) + Instance::kPooledMax > instance.pool_length) break;
-    sizes[done] = kNotHit;
+  const size_t count = std::min({size_t{end - start}, kCachedRunMax, results.ElementLength() / 2});
+  const bool use_batch = batch != nullptr && !confinement.confined() && PlainReadFlags(flags);
+  FastPathHints& hints = instance.fast_path;
+  // Small results get a place in the run's one Buffer, at results[2k + 1]: those read now are
+  // read into a slot and copied there; the names batched are read straight into it.
+  uint8_t* slots = instance.RunSlots();
+  std::vector<std::string>& names = instance.run_names;
+  SmallFileRead batched[kCachedRunMax];
+  size_t batched_index[kCachedRunMax];
+  size_t batched_count = 0;
+  size_t slab_size = 0;
+  for (size_t k = 0; k < count; k++) {
+    results[2 * k] = kNotHit;
     napi_value item;
     napi_valuetype type;
-    if (napi_get_element(env, paths, start + done, &item) != napi_ok ||
+    if (napi_get_element(env, paths, static_cast<uint32_t>(start + k), &item) != napi_ok ||
         napi_typeof(env, item, &type) != napi_ok || type != napi_string) {
       continue;
     }
     PathArg path;
     Failure failure;
     if (!path.From(env, item, &failure)) continue;
+    uint64_t known_size;
+    if (use_batch && hints.BatchableSize(path.c_str(), &known_size) && known_size <= kSmallFileMax) {
+      names[k].assign(path.c_str());
+      results[2 * k + 1] = static_cast<int32_t>(slab_size);
+      batched[batched_count] = SmallFileRead{names[k].c_str(), nullptr,
+                                             static_cast<uint32_t>(known_size), 0};
+      batched_index[batched_count++] = k;
+      // One byte more: the batch reads that much to see a file that grew.
+      slab_size = NextSlabOffset(slab_size, known_size + 1);
+      continue;
+    }
     napi_value value = nullptr;
-    size_t pooled = 0;
-    switch (ReadCached(env, instance, path.c_str(), flags, confinement, pool_offset, &value,
-                       &pooled, &failure)) {
+    size_t small = 0;
+    switch (ReadCached(env, instance, path.c_str(), flags, confinement,
+                       SmallDest{slots + k * kSmallFileMax, kSmallFileMax}, &value, &small,
+                       &failure)) {
       case Outcome::kHit:
         if (value == nullptr) {
-          sizes[done] = static_cast<int32_t>(pooled);
-          pool_offset = NextPoolOffset(pool_offset, pooled);
+          results[2 * k] = static_cast<int32_t>(small);
+          results[2 * k + 1] = static_cast<int32_t>(slab_size);
+          slab_size = NextSlabOffset(slab_size, small);
         } else {
-          sizes[done] = kHitInOut;
-          napi_set_element(env, out, done, value);
+          results[2 * k] = kHitInOut;
+          napi_set_element(env, out, static_cast<uint32_t>(k), value);
         }
         break;
       case Outcome::kMiss:
@@ -216,7 +251,37 @@ Napi::Value CachedReadBatch(const Napi::CallbackInfo& info, Instance& instance) 
         return Napi::Value();
     }
   }
-  return Napi::Number::New(env, done);
+  if (slab_size == 0 && batched_count == 0) {
+    for (size_t k = 0; k < count; k++) {
+      if (results[2 * k] >= 0) return Napi::Buffer<uint8_t>::New(env, 0);  // empty files only
+    }
+    return Napi::Env(env).Undefined();
+  }
+  void* data;
+  napi_value slab;
+  if (napi_create_buffer(env, slab_size, &data, &slab) != napi_ok) return Napi::Value();
+  uint8_t* slab_data = static_cast<uint8_t*>(data);
+  for (size_t k = 0; k < count; k++) {
+    if (results[2 * k] > 0) {
+      memcpy(slab_data + results[2 * k + 1], slots + k * kSmallFileMax, static_cast<size_t>(results[2 * k]));
+    }
+  }
+  if (batched_count > 0) {
+    for (size_t i = 0; i < batched_count; i++) {
+      batched[i].dest = slab_data + results[2 * batched_index[i] + 1];
+    }
+    *batch_failed = !batch->ReadSmall(batched, batched_count, flags);
+    for (size_t i = 0; i < batched_count; i++) {
+      const SmallFileRead& read = batched[i];
+      if (read.result >= 0) {
+        results[2 * batched_index[i]] = read.result;
+      } else if (read.result != -EAGAIN) {
+        // Gone, changed, or no longer a regular file: looked at afresh next time.
+        hints.Forget(read.path);
+      }
+    }
+  }
+  return Napi::Value(env, slab);
 }
 
 }  // namespace smartread

@@ -10,6 +10,31 @@
 
 namespace smartread {
 
+// The longest run of a list one cachedReadBatch call goes through (kCachedRunMax in engine.ts).
+constexpr size_t kCachedRunMax = Instance::kRunSlots;
+// Files of up to this size are returned from one slab per run rather than a Buffer each.
+constexpr size_t kSmallFileMax = Instance::kPooledMax;
+
+// One small file of a run for a SmallFileBatch: its path, the size it had when last read, where
+// its bytes go (room for size + 1 of them), and, once read, `size` (a hit: the whole file, the
+// same size as before), or -errno: -EAGAIN when its name or pages are not in memory, -ESTALE
+// when its size changed, anything else when it no longer names a file that can be read (the
+// caller's own read of it reports what is wrong).
+struct SmallFileRead {
+  const char* path;
+  uint8_t* dest;
+  uint32_t size;
+  int32_t result;
+};
+
+// Reads many files that named small regular files last time, without waiting on a device.
+class SmallFileBatch {
+ public:
+  virtual ~SmallFileBatch() = default;
+  // Fills in each item's result; false when the reader can no longer be used (every item is
+  // then a miss), and the caller should close it.
+  virtual bool ReadSmall(SmallFileRead* items, size_t count, int flags) = 0;
+};
 
 // cachedRead(target: string | Buffer, flags: number, poolOffset: number)
 //   -> Buffer | bytes read into the pool | {errno, syscall} | null
@@ -21,18 +46,22 @@ namespace smartread {
 // such. Pooling as readFileSync's.
 Napi::Value CachedRead(const Napi::CallbackInfo& info, Instance& instance);
 
-// What cachedReadBatch leaves in sizes[k] when paths[start + k] was not a hit, or when it was
-// one returned as a Buffer of its own in out[k]; any other value is a pooled result's size.
+// What cachedReadBatch leaves in results[2k] when paths[start + k] was not a hit, or when it
+// was one returned as a Buffer of its own in out[k]; any other value is a small result's size.
 constexpr int32_t kNotHit = -1;
 constexpr int32_t kHitInOut = -2;
 
-// cachedReadBatch(paths: unknown[], start, end, flags, poolOffset, sizes: Int32Array,
-//                 out: unknown[]) -> how many of paths[start..end) it went through
-// The fast path over a run of a list in one call (readMany's cached files). Only strings are
-// tried; anything else, a miss and an error are all "not a hit", left to the caller's
-// per-path reads, which report errors in full. Pooled results are laid out from poolOffset
-// one after another, 8-byte aligned; the run stops early when the pool may not hold the next
-// one, and at sizes.length.
-Napi::Value CachedReadBatch(const Napi::CallbackInfo& info, Instance& instance);
+// cachedReadBatch(paths: unknown[], start, end, flags, results: Int32Array, out: unknown[],
+//                 onRing, rootFd?, resolve?) -> Buffer | undefined
+// The fast path over paths[start..end), at most kCachedRunMax of them, in one call (readMany's
+// cached files). Only strings are tried; anything else, a miss and an error are all "not a
+// hit", left to the caller's per-path reads, which report errors in full. results[2k] is
+// kNotHit, kHitInOut, or a small result's byte count; that result is in the one Buffer
+// returned (as Node pools small Buffers), at results[2k + 1]. With `batch`, names that were
+// small regular files last time are read through it, all at once; the others, and every name
+// under a root, one by one.
+// *batch_failed is set when `batch` should be closed.
+Napi::Value CachedReadBatch(const Napi::CallbackInfo& info, Instance& instance,
+                            SmallFileBatch* batch, bool* batch_failed);
 
 }  // namespace smartread

@@ -7,26 +7,31 @@
 
 #include <cstdint>
 #include <cstring>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 namespace smartread {
 
 class FastPathHints {
  public:
-  // Names that named a small regular file when last read: the next read of one opens it
-  // directly instead of looking first (a FIFO or a device is never opened on the event loop;
-  // a name that changed kind meanwhile is caught by fstat after the open, which is nonblocking
-  // so that even then nothing waits). Kept as 64-bit hashes; a collision only skips the look.
+  // Names that named a small regular file when last read, with its size then: the next read
+  // of one opens it directly instead of looking first (a FIFO or a device is never opened on
+  // the event loop; a name that changed kind meanwhile is caught by fstat after the open, which
+  // is nonblocking so that even then nothing waits), and readMany reads the small ones in one
+  // batch where their filesystem can be asked not to wait (tmpfs cannot). Kept as 64-bit
+  // hashes; a collision only skips the look.
   bool KnownRegular(const char* path) const { return regular_.count(Hash(path)) != 0; }
-  void SetRegular(const char* path, bool regular) {
-    if (!regular) {
-      regular_.erase(Hash(path));
-      return;
-    }
-    if (regular_.size() >= kMaxRegular) regular_.clear();
-    regular_.insert(Hash(path));
+  bool BatchableSize(const char* path, uint64_t* size) const {
+    const auto found = regular_.find(Hash(path));
+    if (found == regular_.end() || !found->second.batchable) return false;
+    *size = found->second.size;
+    return true;
   }
+  void SetRegular(const char* path, uint64_t size, bool batchable) {
+    if (regular_.size() >= kMaxRegular) regular_.clear();
+    regular_[Hash(path)] = Known{size, batchable};
+  }
+  void Forget(const char* path) { regular_.erase(Hash(path)); }
 
   // Devices found to be tmpfs or ramfs, which refuse RWF_NOWAIT and need no waiting: for a
   // second at a time, so that a device number freed by an unmount and given to another
@@ -69,7 +74,11 @@ class FastPathHints {
     return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
   }
 
-  std::unordered_set<uint64_t> regular_;
+  struct Known {
+    uint64_t size;
+    bool batchable;
+  };
+  std::unordered_map<uint64_t, Known> regular_;
   std::vector<std::pair<dev_t, int64_t>> memory_devs_;
 };
 

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "fast_path_hints.h"
 
@@ -47,13 +49,25 @@ struct Instance {
   // What the cache-hit fast path learnt from earlier reads.
   FastPathHints fast_path;
 
+  // Where a readMany run's small results are read before they are copied into the run's one
+  // Buffer: kRunSlots slots of kPooledMax bytes, reused (so not faulted in again), with the
+  // names being read.
+  static constexpr size_t kRunSlots = 64;
+  std::unique_ptr<uint8_t[]> run_slots;
+  std::vector<std::string> run_names = std::vector<std::string>(kRunSlots);
+
   uint8_t* Scratch() {
     if (!scratch) scratch.reset(new uint8_t[kScratchSize]);
     return scratch.get();
   }
+  uint8_t* RunSlots() {
+    if (!run_slots) run_slots.reset(new uint8_t[kRunSlots * kPooledMax]);
+    return run_slots.get();
+  }
   // Idempotent: called by the env cleanup hook and again by the instance-data finalizer.
   void Close(napi_env env) {
     scratch.reset();
+    run_slots.reset();
     if (pool_ref != nullptr) napi_delete_reference(env, pool_ref);
     pool_ref = nullptr;
     pool_data = nullptr;

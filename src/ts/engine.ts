@@ -8,10 +8,11 @@ export type CachedRead = (target: string | Buffer, flags: number, confine?: Conf
 /**
  * The fast path over a run of a list, paths[start..end): out[k] is the result of a hit on
  * paths[start + k], undefined otherwise (a miss, an error, not a string: the caller reads those
- * one by one). Returns how many it went through, at least one.
+ * one by one). Returns how many it went through, at least one. onRing: the engine after the
+ * fast path is io_uring, which may then read the run's small files in one batch.
  */
 export type CachedReadMany = (paths: readonly unknown[], start: number, end: number, flags: number,
-  out: Array<RawResult | undefined>, confine?: Confine) => number;
+  out: Array<RawResult | undefined>, onRing: boolean, confine?: Confine) => number;
 
 // The longest run one cachedReadMany call takes.
 export const kCachedRunMax = 64;
@@ -26,7 +27,8 @@ const kNotHit = -1;
 
 // The addon's synchronous readers, with the pool they share.
 function nativeReaders(binding: NativeBinding): { engine: Engine; cachedRead: CachedRead; cachedReadMany: CachedReadMany } {
-  const sizes = new Int32Array(kCachedRunMax);
+  // cachedReadBatch's results: per path of a run, a size (or a mark) and where it is.
+  const runResults = new Int32Array(2 * kCachedRunMax);
   let pool = Buffer.allocUnsafeSlow(0);
   let offset = kPoolSize;
   // Where the next small result may go; a new slab when this one is full.
@@ -55,11 +57,13 @@ function nativeReaders(binding: NativeBinding): { engine: Engine; cachedRead: Ca
     },
     cachedRead: (target, flags, confine) =>
       take(binding.cachedRead(target, flags, slot(), confine?.dirfd, confine?.resolve)) as RawResult | null,
-    cachedReadMany: (paths, start, end, flags, out, confine) => {
-      const done = binding.cachedReadBatch(paths, start, end, flags, slot(), sizes, out, confine?.dirfd, confine?.resolve);
+    cachedReadMany: (paths, start, end, flags, out, onRing, confine) => {
+      // A run's small results share one Buffer.
+      const slab = binding.cachedReadBatch(paths, start, end, flags, runResults, out, onRing, confine?.dirfd, confine?.resolve);
+      const done = Math.min(end - start, kCachedRunMax);
       for (let k = 0; k < done; k++) {
-        const size = sizes[k];
-        if (size >= 0) out[k] = take<RawResult>(size);
+        const size = runResults[2 * k];
+        if (size >= 0) out[k] = Buffer.from(slab!.buffer, slab!.byteOffset + runResults[2 * k + 1], size);
         else if (size === kNotHit) out[k] = undefined;
       }
       return done;

@@ -79,12 +79,14 @@ export interface NativeBinding {
   /** The cache-hit fast path: the file read without blocking (openat2 RESOLVE_CACHED, preadv2
    * RWF_NOWAIT), or null when that is not possible; pooled like readFileSync. Paths only. */
   cachedRead(target: string | Buffer, flags: number, poolOffset: number, rootFd?: number, resolve?: number): RawResult | number | null;
-  /** The fast path over paths[start..end), strings only, in one call: for each, sizes[k] is a
-   * pooled result's byte count (laid out from poolOffset, 8-byte aligned), -2 for a hit left
-   * as a Buffer in out[k], or -1 for anything else (a miss, an error, not a string). Returns
-   * how many it went through: fewer when the pool may not hold the next result. */
-  cachedReadBatch(paths: readonly unknown[], start: number, end: number, flags: number, poolOffset: number,
-    sizes: Int32Array, out: unknown[], rootFd?: number, resolve?: number): number;
+  /** The fast path over paths[start..end), at most 64 of them, strings only, in one call: for
+   * each, results[2k] is a small result's byte count (the bytes are in the returned Buffer at
+   * results[2k + 1]), -2 for a hit left as a Buffer in out[k], or -1 for anything else (a
+   * miss, an error, not a string). With onRing (the next engine is io_uring), names that were
+   * small regular files last time are read in one io_uring batch. Returns undefined when
+   * there is no small result. */
+  cachedReadBatch(paths: readonly unknown[], start: number, end: number, flags: number,
+    results: Int32Array, out: unknown[], onRing: boolean, rootFd?: number, resolve?: number): Buffer | undefined;
   /** AsyncRead on libuv's thread pool. */
   threadpoolRead(target: string | Buffer | number, flags: number, statUserFd: boolean, rootFd?: number, resolve?: number): Promise<RawResult>;
   mapFile: Engine['mapFile'];

@@ -343,9 +343,9 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
         await waitForNextTurn();
         continue;
       }
-      // A run of paths tried by the fast path in one call, sized so that the runs are shared
-      // out among the lanes. A hit from a run is timed from the start of its run.
-      const want = Math.min(kCachedRunMax, Math.ceil((list.length - start) / lanes));
+      // A run of paths tried by the fast path in one call (misses are shared out among the
+      // lanes through `missed`). A hit from a run is timed from the start of its run.
+      const want = Math.min(kCachedRunMax, list.length - start);
       const started = timing() ? performance.now() : -1;
       const endUse = common.root?.use();
       let count: number;

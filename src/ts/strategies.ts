@@ -17,7 +17,8 @@ export interface AsyncEngine {
    * try it before read(), which does not. */
   readNow?(target: string | Buffer | number, flags: number, confine?: Confine): RawResult | null;
   /** readNow over a run of a list in one go (see CachedReadMany); string paths only. */
-  readNowMany?: CachedReadMany;
+  readNowMany?: (paths: readonly unknown[], start: number, end: number, flags: number,
+    out: Array<RawResult | undefined>, confine?: Confine) => number;
 }
 
 // On the calling thread, settled as a promise.
@@ -98,7 +99,8 @@ function withCacheFastPath(next: AsyncEngine, tryCached: CachedRead, tryCachedMa
     read: next.read,
     cancel: next.cancel,
     readNow: (target, flags, confine) => (typeof target === 'number' ? null : tryCached(target, flags, confine)),
-    readNowMany: tryCachedMany,
+    readNowMany: (paths, start, end, flags, out, confine) =>
+      tryCachedMany(paths, start, end, flags, out, next.name === 'uring', confine),
   };
 }
 
