@@ -307,3 +307,53 @@ describe('the tree of the tree trials', () => {
     assert.deepEqual(fs.readdirSync(dir), [path.basename(treeDir(target, 30))], 'no half-made tree left beside it');
   });
 });
+
+// bench/compare.js: how far two runs' ratios are apart, warm trials only unless --all, and an
+// exit status that says whether any is over the threshold.
+describe('bench/compare.js', () => {
+  const { compareReports } = require('../bench/compare');
+  const report = (ratios) => ({
+    targets: [{
+      dir: '/tmp',
+      trials: [
+        { name: 'warm-4k', cold: false, drivers: [
+          { name: 'fs.readFileSync', baseline: true, ratio: 1 },
+          { name: 'smartReadSync', ratio: ratios.warm },
+          { name: 'smartRead uring', ratio: null, skipped: 'io_uring is off' },
+        ] },
+        { name: 'cold-4k', cold: true, drivers: [{ name: 'smartRead auto', ratio: ratios.cold }] },
+      ],
+    }],
+  });
+
+  test('differences are symmetric and leave out the baseline, skipped drivers and (by default) cold trials', () => {
+    const pairs = compareReports(report({ warm: 1.0, cold: 3 }), report({ warm: 1.25, cold: 1 }));
+    assert.equal(pairs.length, 1);
+    assert.deepEqual({ ...pairs[0], difference: Number(pairs[0].difference.toFixed(6)) },
+      { target: '/tmp', trial: 'warm-4k', driver: 'smartReadSync', a: 1.0, b: 1.25, difference: 0.25 });
+    assert.equal(compareReports(report({ warm: 1.25, cold: 3 }), report({ warm: 1.0, cold: 1 }))[0].difference.toFixed(6), '0.250000');
+    assert.equal(compareReports(report({ warm: 1, cold: 3 }), report({ warm: 1, cold: 1 }), { all: true }).length, 2);
+  });
+
+  test('exits 0 within the threshold, 1 over it, 2 on bad input', async () => {
+    const dir = makeTempDir(tempDirs.disk, 'compare-');
+    const write = (name, doc) => {
+      const file = path.join(dir, name);
+      fs.writeFileSync(file, JSON.stringify(doc));
+      return file;
+    };
+    const a = write('a.json', report({ warm: 1.3, cold: 3 }));
+    const near = write('near.json', report({ warm: 1.4, cold: 1 }));
+    const far = write('far.json', report({ warm: 1.7, cold: 3 }));
+    const script = path.resolve(__dirname, '../bench/compare.js');
+    const within = await runToEnd(process.execPath, [script, a, near]);
+    assert.equal(within.code, 0, within.stdout + within.stderr);
+    assert.match(within.stdout, /1 ratios compared \(warm trials\); the largest difference: 7\.7%/);
+    const over = await runToEnd(process.execPath, [script, a, far]);
+    assert.equal(over.code, 1, over.stdout + over.stderr);
+    assert.match(over.stdout, /1 over 20%/);
+    assert.equal((await runToEnd(process.execPath, [script, a, far, '--threshold', '40'])).code, 0);
+    assert.equal((await runToEnd(process.execPath, [script, a])).code, 2);
+    assert.equal((await runToEnd(process.execPath, [script, a, write('empty.json', { targets: [] })])).code, 2);
+  });
+});
