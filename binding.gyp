@@ -15,6 +15,7 @@
         "src/native/file_io.cc",
         "src/native/mmap_file.cc",
         "src/native/page_cache.cc",
+        "src/native/pool_job.cc",
         "src/native/prefetch.cc",
         "src/native/read_into.cc",
         "src/native/sync_read.cc",

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Readahead for files about to be read. Lifecycle of one prefetch (a napi_async_work):
-//   JS thread:   the paths are copied into a PrefetchJob; the promise is returned.
-//   pool thread: Execute() opens, advises and closes each file, recording failures as data.
-//   JS thread:   Complete() resolves with what was started and what failed, and frees the job.
-// One thread hop for the whole list, not one per file. Raw N-API, as threadpool_read.cc.
+// Readahead for files about to be read: one PoolJob for the whole list (one thread hop, not one
+// per file) opens, advises and closes each file, and settles with what was started and what
+// failed.
 #include "prefetch.h"
 
 #include <fcntl.h>
@@ -17,6 +15,7 @@
 
 #include "args.h"
 #include "errors.h"
+#include "pool_job.h"
 
 namespace smartread {
 
@@ -27,62 +26,60 @@ struct PrefetchFailure {
   Failure failure;
 };
 
-struct PrefetchJob {
-  napi_async_work work = nullptr;
-  napi_deferred deferred = nullptr;
+class PrefetchJob final : public PoolJob {
+ public:
   std::vector<std::string> paths;
-  uint32_t started = 0;
-  std::vector<PrefetchFailure> failures;
-};
 
-void Execute(napi_env, void* arg) {
-  PrefetchJob* job = static_cast<PrefetchJob*>(arg);
-  for (uint32_t i = 0; i < job->paths.size(); i++) {
-    const int fd = open(job->paths[i].c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-      job->failures.push_back({i, Failure::Errno(errno, Syscall::kOpen)});
-      continue;
+ private:
+  void Execute() override {
+    for (uint32_t i = 0; i < paths.size(); i++) {
+      const int fd = open(paths[i].c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+      if (fd < 0) {
+        failures_.push_back({i, Failure::Errno(errno, Syscall::kOpen)});
+        continue;
+      }
+      struct stat st;
+      if (fstat(fd, &st) < 0) {
+        failures_.push_back({i, Failure::Errno(errno, Syscall::kFstat)});
+      } else if (S_ISREG(st.st_mode)) {
+        const int err = posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+        if (err != 0) {
+          failures_.push_back({i, Failure::Errno(err, Syscall::kFadvise)});
+        } else {
+          started_++;
+        }
+      }
+      close(fd);
     }
-    struct stat st;
-    if (fstat(fd, &st) < 0) {
-      job->failures.push_back({i, Failure::Errno(errno, Syscall::kFstat)});
-    } else if (S_ISREG(st.st_mode)) {
-      const int err = posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
-      if (err != 0) {
-        job->failures.push_back({i, Failure::Errno(err, Syscall::kFadvise)});
-      } else {
-        job->started++;
+  }
+
+  // { started, failures: [{ errno, syscall, index }] }
+  napi_value Settle(napi_env env) override {
+    napi_value result, started, failures;
+    if (napi_create_object(env, &result) != napi_ok ||
+        napi_create_uint32(env, started_, &started) != napi_ok ||
+        napi_create_array_with_length(env, failures_.size(), &failures) != napi_ok) {
+      return nullptr;
+    }
+    for (uint32_t k = 0; k < failures_.size(); k++) {
+      napi_value index;
+      napi_value failure = FailureToJs(Napi::Env(env), failures_[k].failure);
+      if (failure == nullptr || napi_create_uint32(env, failures_[k].index, &index) != napi_ok ||
+          napi_set_named_property(env, failure, "index", index) != napi_ok ||
+          napi_set_element(env, failures, k, failure) != napi_ok) {
+        return nullptr;
       }
     }
-    close(fd);
-  }
-}
-
-void Complete(napi_env env, napi_status status, void* arg) {
-  std::unique_ptr<PrefetchJob> job(static_cast<PrefetchJob*>(arg));
-  napi_delete_async_work(env, job->work);
-  if (status != napi_ok) return;
-  napi_value result, started, failures;
-  if (napi_create_object(env, &result) != napi_ok ||
-      napi_create_uint32(env, job->started, &started) != napi_ok ||
-      napi_create_array_with_length(env, job->failures.size(), &failures) != napi_ok) {
-    return;
-  }
-  for (uint32_t k = 0; k < job->failures.size(); k++) {
-    napi_value index;
-    napi_value failure = FailureToJs(Napi::Env(env), job->failures[k].failure);
-    if (failure == nullptr || napi_create_uint32(env, job->failures[k].index, &index) != napi_ok ||
-        napi_set_named_property(env, failure, "index", index) != napi_ok ||
-        napi_set_element(env, failures, k, failure) != napi_ok) {
-      return;
+    if (napi_set_named_property(env, result, "started", started) != napi_ok ||
+        napi_set_named_property(env, result, "failures", failures) != napi_ok) {
+      return nullptr;
     }
+    return result;
   }
-  if (napi_set_named_property(env, result, "started", started) != napi_ok ||
-      napi_set_named_property(env, result, "failures", failures) != napi_ok) {
-    return;
-  }
-  napi_resolve_deferred(env, job->deferred, result);
-}
+
+  uint32_t started_ = 0;
+  std::vector<PrefetchFailure> failures_;
+};
 
 }  // namespace
 
@@ -92,19 +89,7 @@ Napi::Value Prefetch(const Napi::CallbackInfo& info) {
   Napi::Array paths = info[0].As<Napi::Array>();
   job->paths.reserve(paths.Length());
   for (uint32_t i = 0; i < paths.Length(); i++) job->paths.push_back(ReadTargetFromJs(paths.Get(i)).path);
-  napi_value promise = nullptr;
-  napi_value name;
-  if (napi_create_promise(env, &job->deferred, &promise) != napi_ok ||
-      napi_create_string_utf8(env, "smartread:prefetch", NAPI_AUTO_LENGTH, &name) != napi_ok ||
-      napi_create_async_work(env, nullptr, name, Execute, Complete, job.get(), &job->work) != napi_ok) {
-    return Napi::Value(env, nullptr);
-  }
-  if (napi_queue_async_work(env, job->work) != napi_ok) {
-    napi_delete_async_work(env, job->work);
-    return Napi::Value(env, nullptr);
-  }
-  job.release();
-  return Napi::Value(env, promise);
+  return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:prefetch"));
 }
 
 }  // namespace smartread

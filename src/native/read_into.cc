@@ -1,9 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Positional reads into the caller's memory: on the calling thread, or on libuv's pool.
-// Lifecycle of an asynchronous read (a napi_async_work):
-//   JS thread:   the view is referenced, its bytes located; the promise is returned.
-//   pool thread: Execute() reads (opening and closing a path); it touches no JS value.
-//   JS thread:   Complete() drops the reference and settles with the count or a failure.
+// Positional reads into the caller's memory: on the calling thread, or on libuv's pool (a
+// PoolJob that holds the view until it is done, and settles with the count or a failure).
 #include "read_into.h"
 
 #include <fcntl.h>
@@ -15,6 +12,7 @@
 #include "args.h"
 #include "errors.h"
 #include "file_io.h"
+#include "pool_job.h"
 
 namespace smartread {
 
@@ -67,37 +65,25 @@ bool RequestFromJs(const Napi::CallbackInfo& info, Request* req) {
   return true;
 }
 
-struct AsyncJob {
-  napi_async_work work = nullptr;
-  napi_deferred deferred = nullptr;
-  napi_ref view_ref = nullptr;
+class ReadIntoJob final : public PoolJob {
+ public:
   ReadTarget target;
   Request req;
-  ssize_t count = 0;
-  Failure failure;
-};
 
-void Execute(napi_env, void* arg) {
-  AsyncJob* job = static_cast<AsyncJob*>(arg);
-  job->failure = job->target.fd >= 0 ? ReadUserFd(job->target.fd, job->req, &job->count)
-                                     : ReadPath(job->target.path.c_str(), job->req, &job->count);
-}
-
-// Raw N-API, as in threadpool_read.cc: while a worker is terminated, calls into JS fail, and
-// here that only leaves a promise nobody waits for unsettled.
-void Complete(napi_env env, napi_status status, void* arg) {
-  std::unique_ptr<AsyncJob> job(static_cast<AsyncJob*>(arg));
-  napi_delete_async_work(env, job->work);
-  napi_delete_reference(env, job->view_ref);
-  if (status != napi_ok) return;
-  napi_value result = nullptr;
-  if (job->failure.failed()) {
-    result = FailureToJs(Napi::Env(env), job->failure);
-  } else {
-    napi_create_double(env, static_cast<double>(job->count), &result);
+ private:
+  void Execute() override {
+    failure_ = target.fd >= 0 ? ReadUserFd(target.fd, req, &count_) : ReadPath(target.path.c_str(), req, &count_);
   }
-  if (result != nullptr) napi_resolve_deferred(env, job->deferred, result);
-}
+  napi_value Settle(napi_env env) override {
+    if (failure_.failed()) return FailureToJs(Napi::Env(env), failure_);
+    napi_value result = nullptr;
+    napi_create_double(env, static_cast<double>(count_), &result);
+    return result;
+  }
+
+  ssize_t count_ = 0;
+  Failure failure_;
+};
 
 }  // namespace
 
@@ -139,23 +125,10 @@ Napi::Value ReadIntoSync(const Napi::CallbackInfo& info) {
 
 Napi::Value ReadIntoAsync(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
-  auto job = std::make_unique<AsyncJob>();
+  auto job = std::make_unique<ReadIntoJob>();
   if (!RequestFromJs(info, &job->req)) return Napi::Value(env, nullptr);
   job->target = ReadTargetFromJs(info[0]);
-  napi_value promise = nullptr;
-  napi_value name;
-  if (napi_create_promise(env, &job->deferred, &promise) != napi_ok ||
-      napi_create_reference(env, info[1], 1, &job->view_ref) != napi_ok ||
-      napi_create_string_utf8(env, "smartread:readInto", NAPI_AUTO_LENGTH, &name) != napi_ok ||
-      napi_create_async_work(env, nullptr, name, Execute, Complete, job.get(), &job->work) != napi_ok) {
-    return Napi::Value(env, nullptr);
-  }
-  if (napi_queue_async_work(env, job->work) != napi_ok) {
-    napi_delete_async_work(env, job->work);
-    return Napi::Value(env, nullptr);
-  }
-  job.release();
-  return Napi::Value(env, promise);
+  return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:readInto", info[1]));
 }
 
 Napi::Value AdviseRandom(const Napi::CallbackInfo& info) {

@@ -1,14 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The thread-pool engine. Lifecycle of one read (a napi_async_work):
-//   JS thread:   the target is copied into a ReadJob; the promise is returned; the work queued.
-//   pool thread: Execute() opens (O_CLOEXEC), fstats, reads into malloc'd memory, closes. It
-//                touches no JS value and reports through `failure`.
-//   JS thread:   Complete() hands the bytes to a Buffer (or a failure object), settles the
-//                promise and frees the job. The fd is closed before Execute() returns, so no
-//                outcome, abort by the caller included, leaves one open.
-// Raw N-API, not node-addon-api: when a worker is terminated, its completions still run while
-// calls into JS fail, and node-addon-api would turn such a failure into a fatal error. Here a
-// failed call only means the promise is never settled, which nobody is left to notice.
+// The thread-pool engine: one PoolJob per read opens (O_CLOEXEC), fstats, reads into malloc'd
+// memory and closes on a pool thread, then hands the bytes to a Buffer (or a failure object)
+// on the JS thread. The fd is closed before Execute() returns, so no outcome, abort by the
+// caller included, leaves one open.
 #include "threadpool_read.h"
 
 #include <fcntl.h>
@@ -24,6 +18,7 @@
 #include "dest_buffer.h"
 #include "errors.h"
 #include "file_io.h"
+#include "pool_job.h"
 
 namespace smartread {
 
@@ -36,19 +31,19 @@ constexpr size_t kFirstChunk = size_t{64} << 10;
 // Status napi_no_external_buffers_allowed (Node >= 20.3); a number so that older headers build.
 constexpr int kNoExternalBuffersAllowed = 22;
 
-struct ReadJob {
-  napi_async_work work = nullptr;
-  napi_deferred deferred = nullptr;
+class ReadJob final : public PoolJob {
+ public:
   ReadTarget target;
   int flags = 0;
   Confinement confinement;
   bool stat_user_fd = true;
   uint64_t max_length = 0;
-  uint8_t* data = nullptr;
-  size_t length = 0;
-  Failure failure;
 
-  ~ReadJob() { free(data); }
+  ~ReadJob() override { free(data); }
+
+ private:
+  void Execute() override;
+  napi_value Settle(napi_env env) override;
 
   Failure ReadFd(int fd, bool own_fd, bool stat_first) {
     if (stat_first) {
@@ -96,41 +91,36 @@ struct ReadJob {
     }
     return CopyToBuffer(env, data, length, out);
   }
+
+  uint8_t* data = nullptr;
+  size_t length = 0;
+  Failure failure;
 };
 
-void Execute(napi_env, void* arg) {
-  ReadJob* job = static_cast<ReadJob*>(arg);
-  if (job->target.fd >= 0) {
-    job->failure = job->ReadFd(job->target.fd, false, job->stat_user_fd);
+void ReadJob::Execute() {
+  if (target.fd >= 0) {
+    failure = ReadFd(target.fd, false, stat_user_fd);
     return;
   }
-  const int fd = OpenForRead(job->target.path.c_str(), job->flags, job->confinement);
+  const int fd = OpenForRead(target.path.c_str(), flags, confinement);
   if (fd < 0) {
-    job->failure = Failure::Errno(errno, Syscall::kOpen);
+    failure = Failure::Errno(errno, Syscall::kOpen);
     return;
   }
-  job->failure = job->ReadFd(fd, true, true);
+  failure = ReadFd(fd, true, true);
   // Linux releases the descriptor even when close(2) reports EINTR: never retry it.
-  if (close(fd) < 0 && !job->failure.failed() && errno != EINTR) {
-    job->failure = Failure::Errno(errno, Syscall::kClose);
-  }
+  if (close(fd) < 0 && !failure.failed() && errno != EINTR) failure = Failure::Errno(errno, Syscall::kClose);
 }
 
-void Complete(napi_env env, napi_status status, void* arg) {
-  std::unique_ptr<ReadJob> job(static_cast<ReadJob*>(arg));
-  napi_delete_async_work(env, job->work);
-  if (status != napi_ok) return;
+napi_value ReadJob::Settle(napi_env env) {
+  if (failure.failed()) return FailureToJs(Napi::Env(env), failure);
   napi_value result = nullptr;
-  if (job->failure.failed()) {
-    result = FailureToJs(Napi::Env(env), job->failure);
-  } else if (!job->HandOver(env, &result)) {
+  if (!HandOver(env, &result)) {
     napi_value error;
-    if (napi_get_and_clear_last_exception(env, &error) == napi_ok) {
-      napi_reject_deferred(env, job->deferred, error);
-    }
-    return;
+    if (napi_get_and_clear_last_exception(env, &error) == napi_ok) napi_reject_deferred(env, deferred(), error);
+    return nullptr;
   }
-  if (result != nullptr) napi_resolve_deferred(env, job->deferred, result);
+  return result;
 }
 
 }  // namespace
@@ -143,19 +133,7 @@ Napi::Value ThreadpoolRead(const Napi::CallbackInfo& info, Instance& instance) {
   job->stat_user_fd = info[2].As<Napi::Boolean>().Value();
   job->confinement = ConfinementFromJs(info, 3);
   job->max_length = instance.max_length;
-  napi_value promise = nullptr;
-  napi_value name;
-  if (napi_create_promise(env, &job->deferred, &promise) != napi_ok ||
-      napi_create_string_utf8(env, "smartread:threadpoolRead", NAPI_AUTO_LENGTH, &name) != napi_ok ||
-      napi_create_async_work(env, nullptr, name, Execute, Complete, job.get(), &job->work) != napi_ok) {
-    return Napi::Value(env, nullptr);
-  }
-  if (napi_queue_async_work(env, job->work) != napi_ok) {
-    napi_delete_async_work(env, job->work);
-    return Napi::Value(env, nullptr);
-  }
-  job.release();
-  return Napi::Value(env, promise);
+  return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:threadpoolRead"));
 }
 
 }  // namespace smartread
