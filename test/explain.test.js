@@ -9,7 +9,7 @@ const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { explain, smartRead, engineInfo } = require('smartread');
+const { explain, smartRead, engineInfo, pageCacheResidency } = require('smartread');
 const { describeBlockDevice } = require('../dist/device.js');
 const {
   checkNoFdLeak, useTempDirs, makeTempDir, writePattern, assertSameBytes, errorFacts, thrownBy,
@@ -133,11 +133,23 @@ test('a file evicted from the page cache misses the fast path and goes to the ne
     t.skip('page-cache control needs the addon');
     return;
   }
+  // An evicted file is no sure miss: explain's RWF_NOWAIT read starts readahead, and on a fast
+  // disk the pages can be in by the time it looks (Linux 6.18 on a virtio disk: a fifth of such
+  // reads, more under load). Each try is either that (a real hit) or the miss under test.
   const file = writePattern(path.join(tempDirs.disk, 'evicted'), 4 * KiB);
-  evictCompletely(file);
-  const { strategy, reason } = explain(file);
-  assert.equal(strategy, nextRung);
-  assert.match(reason, /the fast path missed/);
+  const tries = 20;
+  for (let i = 0; i < tries; i++) {
+    evictCompletely(file);
+    const { strategy, reason } = explain(file);
+    if (strategy === 'fast-path') {
+      assert.equal(pageCacheResidency(file).cached, 4 * KiB, 'a hit after eviction: the pages came back');
+      continue;
+    }
+    assert.equal(strategy, nextRung);
+    assert.match(reason, /the fast path missed/);
+    return;
+  }
+  t.skip(`the fast path's own readahead brought the evicted file back before it looked, ${tries} times in a row`);
 });
 
 test("files over the fast path's limit: one io_uring READ up to 2 MiB, chunks beyond", () => {

@@ -4,11 +4,12 @@
 // forbidden; node:fs's errors; and smartRead's 'mmap' strategy. Cases that need a real mapping
 // are skipped, with the reason, on the pure-JS engine (which copies).
 'use strict';
-const { test, describe, before } = require('node:test');
+const { test, describe, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
+const { constants: bufferConstants } = require('node:buffer');
 const { mapFile, smartRead, explain, metrics, engineInfo } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, writePattern, patternBuffer, assertSameBytes, errorFacts, thrownBy,
@@ -179,23 +180,67 @@ test('where external buffers are forbidden, mapFile copies and says so (SMARTREA
   assert.deepEqual(JSON.parse(result.stdout), { mapped: false, ok: true, maps: 0, lengthAfterClose: 8192 });
 });
 
-test('windows of a file larger than a Buffer can be: mapped; the whole file is ERR_FS_FILE_TOO_LARGE', () => {
-  // Sparse: 5 GiB of size, a few pages of data.
-  const file = path.join(tempDirs.disk, 'huge');
+// Node 20's buffer.constants.MAX_LENGTH is 4 GiB; from Node 22 it is 2 ** 53 - 1, past any file
+// ext4 can hold (16 TiB): there the whole of a 5 GiB file maps, and a file mapFile must refuse is
+// made only where the filesystem allows one.
+describe('files past 4 GiB (sparse)', () => {
   const size = 5 * 2 ** 30;
-  fs.writeFileSync(file, '');
-  fs.truncateSync(file, size);
-  const fd = fs.openSync(file, 'r+');
   const tailOffset = size - 3 * PAGE - 11;
-  fs.writeSync(fd, patternBuffer(PAGE), 0, PAGE, tailOffset);
-  fs.closeSync(fd);
-  const window = mapFile(file, { offset: tailOffset, length: PAGE });
-  assertSameBytes(window, patternBuffer(PAGE), 'a window past 4 GiB');
-  window.close();
-  const err = thrownBy(() => mapFile(file), 'mapFile of 5 GiB');
-  assert.equal(err.code, 'ERR_FS_FILE_TOO_LARGE');
-  assert.ok(err instanceof RangeError);
-  fs.rmSync(file);
+  let file;
+  before(() => {
+    file = path.join(tempDirs.disk, 'huge');
+    fs.writeFileSync(file, '');
+    fs.truncateSync(file, size);
+    const fd = fs.openSync(file, 'r+');
+    fs.writeSync(fd, patternBuffer(PAGE), 0, PAGE, tailOffset);
+    fs.closeSync(fd);
+  });
+  after(() => fs.rmSync(file, { force: true }));
+
+  test('a window past 4 GiB: its bytes', () => {
+    const window = mapFile(file, { offset: tailOffset, length: PAGE });
+    assertSameBytes(window, patternBuffer(PAGE), 'a window past 4 GiB');
+    window.close();
+  });
+
+  test('the whole file: mapped if a Buffer can be that large, else ERR_FS_FILE_TOO_LARGE', (t) => {
+    if (size > bufferConstants.MAX_LENGTH) {
+      const err = thrownBy(() => mapFile(file), 'mapFile of 5 GiB');
+      assert.equal(err.code, 'ERR_FS_FILE_TOO_LARGE');
+      assert.ok(err instanceof RangeError);
+      return;
+    }
+    if (!native) return t.skip(`${notNative} (5 GiB into memory)`);
+    const whole = mapFile(file);
+    assert.equal(whole.length, size);
+    assertSameBytes(whole.subarray(tailOffset, tailOffset + PAGE), patternBuffer(PAGE), 'the tail of the whole file');
+    assertSameBytes(whole.subarray(0, PAGE), Buffer.alloc(PAGE), 'the hole at the start');
+    whole.close();
+  });
+
+  test('a file larger than a Buffer can be: ERR_FS_FILE_TOO_LARGE', (t) => {
+    if (size > bufferConstants.MAX_LENGTH) return t.skip('covered by the 5 GiB file: a Buffer is at most 4 GiB here');
+    if (bufferConstants.MAX_LENGTH >= Number.MAX_SAFE_INTEGER) {
+      return t.skip(`buffer.constants.MAX_LENGTH is ${bufferConstants.MAX_LENGTH} (2 ** 53 - 1): a larger size is past ` +
+        'what node:fs can truncate a file to (and past the 16 TiB ext4 holds), so no such file can be made');
+    }
+    const larger = path.join(tempDirs.disk, 'larger-than-a-buffer');
+    fs.writeFileSync(larger, '');
+    try {
+      try {
+        fs.truncateSync(larger, bufferConstants.MAX_LENGTH + 1);
+      } catch (err) {
+        if (err.code !== 'EFBIG' && err.code !== 'EINVAL') throw err;
+        return t.skip(`buffer.constants.MAX_LENGTH is ${bufferConstants.MAX_LENGTH} bytes, and this filesystem ` +
+          `refuses a file one byte larger (${err.code}): no file here is larger than a Buffer can be`);
+      }
+      const err = thrownBy(() => mapFile(larger), 'mapFile of a file past buffer.constants.MAX_LENGTH');
+      assert.equal(err.code, 'ERR_FS_FILE_TOO_LARGE');
+      assert.ok(err instanceof RangeError);
+    } finally {
+      fs.rmSync(larger);
+    }
+  });
 });
 
 describe("errors are node:fs's", () => {
@@ -242,7 +287,9 @@ describe("errors are node:fs's", () => {
       [{ offset: -1 }, 'ERR_OUT_OF_RANGE', 'The value of "options.offset" is out of range. It must be >= 0 && <= 9007199254740991. Received -1'],
       [{ offset: 1.5 }, 'ERR_OUT_OF_RANGE', 'The value of "options.offset" is out of range. It must be an integer. Received 1.5'],
       [{ offset: '1' }, 'ERR_INVALID_ARG_TYPE', 'The "options.offset" property must be of type number. Received type string (\'1\')'],
-      [{ length: 2 ** 33 }, 'ERR_OUT_OF_RANGE', `The value of "options.length" is out of range. It must be >= 0 && <= ${require('node:buffer').constants.MAX_LENGTH}. Received 8_589_934_592`],
+      // One byte past what a Buffer can be (4 GiB on Node 20, 2 ** 53 - 1 from 22): Buffer.alloc's words.
+      [{ length: bufferConstants.MAX_LENGTH + 1 }, 'ERR_OUT_OF_RANGE',
+        thrownBy(() => Buffer.alloc(bufferConstants.MAX_LENGTH + 1)).message.replace('"size"', '"options.length"')],
       [{ advice: 'fast' }, 'ERR_INVALID_ARG_VALUE', "The property 'options.advice' must be one of 'normal', 'sequential', 'random', 'willneed', 'hugepage'. Received 'fast'"],
       [{ populate: 1 }, 'ERR_INVALID_ARG_TYPE', 'The "options.populate" property must be of type boolean. Received type number (1)'],
       ['utf8', 'ERR_INVALID_ARG_TYPE', 'The "options" argument must be of type object. Received type string (\'utf8\')'],

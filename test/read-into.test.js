@@ -150,6 +150,37 @@ describe("errors are node:fs's", () => {
     });
   }
 
+  // node:fs's range for a bigint position changed in Node 22 (nodejs/node#42835: -1n up to
+  // int64's max less the length, where it was all of int64); either way the outcome is the
+  // running node:fs's: the same error, or the same count from a fresh fd.
+  test('bigint positions at the edges of the range: the outcome of fs.readSync', async () => {
+    const outcomeOf = async (fn) => {
+      try {
+        return { bytesRead: await fn() };
+      } catch (err) {
+        return errorFacts(err);
+      }
+    };
+    const withFreshFd = (fn) => async () => {
+      const fresh = fs.openSync(file, 'r');
+      try {
+        return await fn(fresh);
+      } finally {
+        fs.closeSync(fresh);
+      }
+    };
+    for (const args of [
+      [Buffer.alloc(4), 0, 1, -2n],
+      [Buffer.alloc(4), 0, 1, -1n],
+      [Buffer.alloc(4), 0, 1, -(2n ** 63n)],
+    ]) {
+      const what = args.map(String).join(', ');
+      const theirs = await outcomeOf(withFreshFd((f) => fs.readSync(f, ...args)));
+      assert.deepEqual(await outcomeOf(withFreshFd((f) => readIntoSync(f, ...args))), theirs, `readIntoSync(fd, ${what})`);
+      assert.deepEqual(await outcomeOf(withFreshFd(async (f) => (await readInto(f, ...args)).bytesRead)), theirs, `readInto(fd, ${what})`);
+    }
+  });
+
   test("bad fds: fs.readSync's ERR_INVALID_ARG_TYPE / ERR_OUT_OF_RANGE", async () => {
     for (const bad of [1.5, -1, 2 ** 31]) {
       const theirs = errorFacts(thrownBy(() => fs.readSync(bad, Buffer.alloc(1))));

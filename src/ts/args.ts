@@ -1,6 +1,6 @@
 // Argument normalisation with node:fs's rules, in node:fs's order, with node:fs's errors.
 import { fileURLToPath } from 'node:url';
-import { constants as fsConstants } from 'node:fs';
+import { constants as fsConstants, readSync } from 'node:fs';
 import { invalidArgType, invalidArgValue, nullBytesInPath, outOfRange } from './errors';
 
 export type PathLike = string | Buffer | URL;
@@ -162,16 +162,36 @@ export function validateOffsetLengthRead(offset: number, length: number, bufferL
   if (offset + length > bufferLength) throw outOfRange('length', `<= ${bufferLength - offset}`, length, caller);
 }
 
-/** validatePosition: an integer >= -1, or a bigint within int64; as a number. */
-export function validatePosition(position: unknown, name: string, caller: Function): number {
+// Since nodejs/node#42835 (Node 22), node:fs takes a bigint position in -1n..2n ** 63n - 1n - length
+// (a read that would end past int64 is refused up front); before, anything within int64 (the kernel
+// then says EINVAL). The running node:fs is the reference, so it is asked once which rule it keeps:
+// fd 0x7fffffff is never open (the kernel's fd limit is below it), so an older node:fs gets as far
+// as read(2) and EBADF, a newer one refuses the position first.
+let bigintPositionBoundedByLength: boolean | undefined;
+function nodeBoundsBigintPositionByLength(): boolean {
+  if (bigintPositionBoundedByLength === undefined) {
+    try {
+      readSync(0x7fffffff, Buffer.alloc(1), 0, 1, 2n ** 63n - 1n);
+      bigintPositionBoundedByLength = false;
+    } catch (err) {
+      bigintPositionBoundedByLength = (err as NodeJS.ErrnoException).code === 'ERR_OUT_OF_RANGE';
+    }
+  }
+  return bigintPositionBoundedByLength;
+}
+
+/** validatePosition: an integer >= -1, or a bigint in the range the running node:fs allows for a
+ * read of `length` bytes; as a number. */
+export function validatePosition(position: unknown, name: string, length: number, caller: Function): number {
   if (typeof position === 'number') {
     validateInteger(position, name, -1, Number.MAX_SAFE_INTEGER, caller);
     return position;
   }
   if (typeof position === 'bigint') {
-    if (!(position >= -(2n ** 63n) && position <= 2n ** 63n - 1n)) {
-      throw outOfRange(name, '>= -9223372036854775808 && <= 9223372036854775807', position, caller);
-    }
+    const [min, max] = nodeBoundsBigintPositionByLength()
+      ? [-1n, 2n ** 63n - 1n - BigInt(length)]
+      : [-(2n ** 63n), 2n ** 63n - 1n];
+    if (!(position >= min && position <= max)) throw outOfRange(name, `>= ${min} && <= ${max}`, position, caller);
     return Number(position);
   }
   throw invalidArgType(name, 'of type bigint or integer', position, caller);

@@ -58,7 +58,7 @@ function validate(pathOrFd: unknown, buffer: unknown, args: unknown[], caller: F
   if (length === 0) return null;
   if (buffer.byteLength === 0) throw invalidArgValue('buffer', buffer, 'is empty and cannot be written', caller);
   validateOffsetLengthRead(offset as number, length as number, buffer.byteLength, caller);
-  const at = position == null ? -1 : validatePosition(position, 'position', caller);
+  const at = position == null ? -1 : validatePosition(position, 'position', length as number, caller);
   return { target, offset: offset as number, length: length as number, position: at };
 }
 
