@@ -2,16 +2,14 @@
 // `npm run bench:http`: the example static server (examples/static-server.ts) on smartread and
 // the same server on fs.promises.readFile, loaded one after the other over loopback with the
 // same requests, for a small-file mix and for large files. Each server runs in a child process
-// of its own pinned to the last core (taskset), the load in this one pinned to the first, so
-// that neither takes the other's CPU and a server's threads share one core, as in a one-CPU
-// container (--no-pin leaves them to the scheduler): autocannon for the small files; for the
-// large files a plain keep-alive node:http client, because autocannon's parser takes bodies at
-// only ~30 MB/s here and would measure itself. Runs are bounded in time and in
+// of its own (one core), the load in this one (the other core): autocannon for the small files;
+// for the large files a plain keep-alive node:http client, because autocannon's parser takes
+// bodies at only ~30 MB/s here and would measure itself. Runs are bounded in time and in
 // requests; backends alternate in ABBA order; the result is the ratio of requests/s measured
 // in this run.
 //
 //   node bench/http.js [--seconds 5] [--rounds 2] [--connections 32] [--small 400] [--large 4]
-//                      [--large-size 8m] [--dir DIR] [--json FILE] [--no-pin]
+//                      [--large-size 8m] [--dir DIR] [--json FILE]
 'use strict';
 const { spawn, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -32,13 +30,11 @@ const { values: opts } = parseArgs({
     'large-size': { type: 'string', default: '8m' },
     dir: { type: 'string', default: os.tmpdir() },
     json: { type: 'string' },
-    'no-pin': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h' },
   },
 });
 if (opts.help) {
-  const header = fs.readFileSync(__filename, 'utf8').split('\n').slice(1);
-  process.stdout.write(header.slice(0, header.findIndex((l) => !l.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
+  process.stdout.write(fs.readFileSync(__filename, 'utf8').split('\n').slice(1, 11).map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
   process.exit(0);
 }
 const seconds = Number(opts.seconds);
@@ -84,25 +80,10 @@ function makeSite(dir) {
   return { small, large };
 }
 
-// The cores the load and the servers are pinned to, or null: one core, no taskset, or --no-pin.
-function pinning() {
-  const cores = os.availableParallelism();
-  if (opts['no-pin'] || cores < 2) return null;
-  try {
-    // -a: every thread of this process (libuv's pool, V8's workers), not only the main one.
-    execFileSync('taskset', ['-a', '-cp', '0', String(process.pid)], { stdio: 'ignore' });
-  } catch {
-    return null;
-  }
-  return { load: 0, server: cores - 1 };
-}
-
-function startServer(backend, site, pinned) {
-  const server = [path.join(root, 'build/examples/static-server.js'), '--root', site, '--backend', backend];
-  const [command, args] = pinned
-    ? ['taskset', ['-c', String(pinned.server), process.execPath, ...server]]
-    : [process.execPath, server];
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+function startServer(backend, site) {
+  const child = spawn(process.execPath, [path.join(root, 'build/examples/static-server.js'), '--root', site, '--backend', backend], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     let out = '';
     child.once('error', reject);
@@ -210,15 +191,14 @@ async function main() {
     ['small-file mix', sets.small, (url, files) => loadSmall(url, files)],
     ['large files', sets.large, (url, files) => loadLarge(url, files, Math.min(connections, 4))],
   ];
-  const pinned = pinning();
   const report = { when: new Date().toISOString(), node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model,
-    kernel: os.release(), options: opts, pinned, trials: [] };
+    kernel: os.release(), options: opts, trials: [] };
   for (const [trial, files, load] of trials) {
     const runs = { smartread: [], fs: [] };
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? ['fs', 'smartread'] : ['smartread', 'fs'];
       for (const backend of order) {
-        const { url, child } = await startServer(backend, site, pinned);
+        const { url, child } = await startServer(backend, site);
         try {
           await checkServes(url, site, files.slice(0, 50));
           const res = await load(url, files);
@@ -244,8 +224,7 @@ async function main() {
     report.trials.push({ trial, files: files.length, runs, summary, ratio });
   }
   process.stdout.write(`\nstatic server: small files ${connections} connections (autocannon), large files ${Math.min(connections, 4)} (node:http); ` +
-    `${seconds} s × ${rounds} rounds per backend; ${process.version}, ${os.cpus().length} cores; ` +
-    `${pinned ? `servers on core ${pinned.server}, load on core ${pinned.load}` : 'not pinned'}\n`);
+    `${seconds} s × ${rounds} rounds per backend; ${process.version}, ${os.cpus().length} cores\n`);
   process.stdout.write('trial            server      req/s    MB/s   p50 ms   p99 ms   vs fs\n');
   for (const t of report.trials) {
     for (const backend of ['fs', 'smartread']) {
