@@ -2,7 +2,8 @@
 // `npm run bench:http`: the example static server (examples/static-server.ts) on smartread and
 // the same server on fs.promises.readFile, loaded one after the other over loopback with the
 // same requests, for a small-file mix and for large files. Each server runs in a child process
-// of its own (one core), the load in this one (the other core): autocannon for the small files;
+// of its own, the load in this one, placed by the scheduler (pinning the load to one core of
+// two left autocannon short of CPU and capped both servers alike): autocannon for the small files;
 // for the large files a plain keep-alive node:http client, because autocannon's parser takes
 // bodies at only ~30 MB/s here and would measure itself. Runs are bounded in time and in
 // requests; backends alternate in ABBA order; the result is the ratio of requests/s measured
@@ -34,7 +35,8 @@ const { values: opts } = parseArgs({
   },
 });
 if (opts.help) {
-  process.stdout.write(fs.readFileSync(__filename, 'utf8').split('\n').slice(1, 11).map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
+  const header = fs.readFileSync(__filename, 'utf8').split('\n').slice(1);
+  process.stdout.write(header.slice(0, header.findIndex((l) => !l.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
   process.exit(0);
 }
 const seconds = Number(opts.seconds);
