@@ -26,6 +26,31 @@ uint64_t Tag(size_t item, OpKind kind) { return (uint64_t{item} << 3) | kind; }
 size_t ItemOf(const io_uring_cqe* cqe) { return cqe->user_data >> 3; }
 OpKind KindOf(const io_uring_cqe* cqe) { return static_cast<OpKind>(cqe->user_data & 7); }
 
+// Submits the queued ops and hands each of their completions to `handle`. Every op submitted is
+// waited for, however often a signal interrupts the wait: they write into the caller's memory
+// (the results' Buffer, the open_how structs, the tail bytes), which must outlive them. They
+// all complete at submission, so the wait ends at once. False when not all were submitted (the
+// kernel out of memory) or the ring failed: the ring is then for the caller to close, as the
+// ops left in the submission queue must never reach the kernel.
+template <typename Handle>
+bool SubmitAndReap(io_uring* ring, unsigned queued, Handle handle) {
+  // One io_uring_enter submits them all and waits until they are done (with DEFER_TASKRUN, it
+  // is also what posts their completions); the loop below then finds them without a syscall,
+  // unless a signal cut the wait short.
+  const int submitted = io_uring_submit_and_wait(ring, queued);
+  if (submitted < 0) return false;
+  for (unsigned left = static_cast<unsigned>(submitted); left > 0;) {
+    io_uring_cqe* cqe;
+    const int err = io_uring_wait_cqe(ring, &cqe);
+    if (err == -EINTR) continue;
+    if (err < 0) return false;
+    handle(cqe);
+    io_uring_cqe_seen(ring, cqe);
+    left--;
+  }
+  return static_cast<unsigned>(submitted) == queued;
+}
+
 }  // namespace
 
 std::unique_ptr<CachedBatchRing> CachedBatchRing::Create(std::string* why) {
@@ -105,13 +130,8 @@ bool CachedBatchRing::ReadSmall(SmallFileRead* items, size_t count, int flags) {
   }
   int opened[kCachedRunMax];
   std::fill(opened, opened + count, -ECANCELED);
-  const unsigned ops = static_cast<unsigned>(3 * count);
-  const int submitted = io_uring_submit_and_wait(&ring_, ops);
   // The first failure of a chain is its result; the ops after it complete as cancelled.
-  unsigned seen = 0;
-  unsigned head;
-  io_uring_cqe* cqe;
-  io_uring_for_each_cqe(&ring_, head, cqe) {
+  const bool phase1 = SubmitAndReap(&ring_, static_cast<unsigned>(3 * count), [&](const io_uring_cqe* cqe) {
     const size_t k = ItemOf(cqe);
     switch (KindOf(cqe)) {
       case kOpen:
@@ -125,10 +145,8 @@ bool CachedBatchRing::ReadSmall(SmallFileRead* items, size_t count, int flags) {
         if (cqe->res != -ECANCELED) items[k].result = cqe->res;
         break;
     }
-    seen++;
-  }
-  io_uring_cq_advance(&ring_, seen);
-  if (submitted != static_cast<int>(ops) || seen != ops) return Abandon(items, count);
+  });
+  if (!phase1) return Abandon(items, count);
   // Phase 2: a file that did not give its size has changed; one that did must be at EOF there
   // (it may have grown, with the page past it not cached); then every open slot is closed,
   // hard-linked so that it always runs.
@@ -152,16 +170,11 @@ bool CachedBatchRing::ReadSmall(SmallFileRead* items, size_t count, int flags) {
     want++;
   }
   if (want == 0) return true;
-  if (io_uring_submit_and_wait(&ring_, want) != static_cast<int>(want)) return Abandon(items, count);
-  seen = 0;
-  io_uring_for_each_cqe(&ring_, head, cqe) {
-    const size_t k = ItemOf(cqe);
+  const bool phase2 = SubmitAndReap(&ring_, want, [&](const io_uring_cqe* cqe) {
     // More bytes past its size: the file grew.
-    if (KindOf(cqe) == kTail && cqe->res != 0) items[k].result = cqe->res > 0 ? -ESTALE : cqe->res;
-    seen++;
-  }
-  io_uring_cq_advance(&ring_, seen);
-  return seen == want || Abandon(items, count);
+    if (KindOf(cqe) == kTail && cqe->res != 0) items[ItemOf(cqe)].result = cqe->res > 0 ? -ESTALE : cqe->res;
+  });
+  return phase2 || Abandon(items, count);
 }
 
 bool CachedBatchRing::Abandon(SmallFileRead* items, size_t count) {
