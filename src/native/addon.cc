@@ -122,7 +122,7 @@ class Addon : public Napi::Addon<Addon> {
     return CachedRead(info, instance_);
   }
 
-  // cachedReadBatch(paths, start, end, flags, sizes, out, onRing, rootFd?, resolve?): onRing
+  // cachedReadBatch(paths, start, end, flags, results, out, onRing, rootFd?, resolve?): onRing
   // when the engine after the fast path is io_uring, which may then read small files in batches.
   Napi::Value CachedReadBatchMethod(const Napi::CallbackInfo& info) {
     SmallFileBatch* batch = nullptr;

@@ -49,9 +49,9 @@ struct Instance {
   // What the cache-hit fast path learnt from earlier reads.
   FastPathHints fast_path;
 
-  // Where a readMany run's small results are read before they are copied into the run's one
-  // Buffer: kRunSlots slots of kPooledMax bytes, reused (so not faulted in again), with the
-  // names being read.
+  // Where the small results of a readMany run that are read one by one land before they are
+  // copied into the run's one Buffer: kRunSlots slots of kPooledMax bytes, reused (so not
+  // faulted in again); and the names the run's io_uring batch reads.
   static constexpr size_t kRunSlots = 64;
   std::unique_ptr<uint8_t[]> run_slots;
   std::vector<std::string> run_names = std::vector<std::string>(kRunSlots);
