@@ -31,6 +31,10 @@ export interface ConfineOptions {
   noSymlinks?: boolean;
 }
 
+function closedError(caller: Function): Error {
+  return withCode(new Error('smartread: this reader is closed'), 'ERR_SMARTREAD_READER_CLOSED', caller);
+}
+
 /**
  * An open root directory shared by the reads that resolve beneath it. Its descriptor is closed
  * only when it has been released and no read that uses it is still on its way: a descriptor
@@ -56,9 +60,15 @@ export class Root {
     this.confine = { dirfd, resolve: RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | (noSymlinks ? RESOLVE_NO_SYMLINKS : 0) };
   }
 
+  /** Throws ERR_SMARTREAD_READER_CLOSED once the root is released: a reader's calls start no
+   * read after close(), even while reads begun before it still hold the descriptor. */
+  assertOpen(caller: Function): void {
+    if (this.released) throw closedError(caller);
+  }
+
   /** Marks a read that uses the descriptor; returns the function that ends it. */
   use(): () => void {
-    if (this.closed) throw withCode(new Error('smartread: this reader is closed'), 'ERR_SMARTREAD_READER_CLOSED', this.use);
+    if (this.closed) throw closedError(this.use);
     this.users++;
     let done = false;
     return () => {

@@ -39,20 +39,33 @@ export function createReader(options: { root: PathLike; noSymlinks?: boolean }):
     [kReaderRoot]: root,
   }) as SmartReadOptions;
   const close = () => root.release();
-  return {
+  // Methods name the reader's own functions (not `this`) as the callers in errors' stacks, so
+  // that they work destructured too.
+  const reader: ConfinedReader = {
     root: root.path,
-    smartRead: (path, o) => smartRead(path, withRoot(o)),
-    smartReadSync: (path, o) => smartReadSync(path, withRoot(o)),
-    readMany: (paths, o) => readMany(paths, withRoot(o)),
+    async smartRead(path, o) {
+      root.assertOpen(reader.smartRead);
+      return smartRead(path, withRoot(o));
+    },
+    smartReadSync(path, o) {
+      root.assertOpen(reader.smartReadSync);
+      return smartReadSync(path, withRoot(o));
+    },
+    async readMany(paths, o) {
+      root.assertOpen(reader.readMany);
+      return readMany(paths, withRoot(o));
+    },
     statSync(path) {
-      return root.statSync(path, this.statSync);
+      root.assertOpen(reader.statSync);
+      return root.statSync(path, reader.statSync);
     },
     async readRange(path, position, length) {
-      if (typeof position !== 'number') throw invalidArgType('position', 'of type number', position, this.readRange);
-      if (typeof length !== 'number') throw invalidArgType('length', 'of type number', length, this.readRange);
-      if (!Number.isSafeInteger(position) || position < 0) throw outOfRange('position', `>= 0 && <= ${Number.MAX_SAFE_INTEGER}`, position, this.readRange);
-      if (!Number.isSafeInteger(length) || length < 0 || length > kMaxLength) throw outOfRange('length', `>= 0 && <= ${kMaxLength}`, length, this.readRange);
-      const fd = root.openSync(path, this.readRange);
+      root.assertOpen(reader.readRange);
+      if (typeof position !== 'number') throw invalidArgType('position', 'of type number', position, reader.readRange);
+      if (typeof length !== 'number') throw invalidArgType('length', 'of type number', length, reader.readRange);
+      if (!Number.isSafeInteger(position) || position < 0) throw outOfRange('position', `>= 0 && <= ${Number.MAX_SAFE_INTEGER}`, position, reader.readRange);
+      if (!Number.isSafeInteger(length) || length < 0 || length > kMaxLength) throw outOfRange('length', `>= 0 && <= ${kMaxLength}`, length, reader.readRange);
+      const fd = root.openSync(path, reader.readRange);
       try {
         const buffer = Buffer.allocUnsafe(length);
         const bytesRead = length === 0 ? 0 : await read(fd, buffer, 0, length, position);
@@ -64,4 +77,5 @@ export function createReader(options: { root: PathLike; noSymlinks?: boolean }):
     close,
     [Symbol.dispose]: close,
   };
+  return reader;
 }
