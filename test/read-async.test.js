@@ -11,7 +11,7 @@ const { pathToFileURL } = require('node:url');
 const { smartRead, engineInfo } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, openFdCount, openFds, isOpenFd, patternBuffer, writePattern, assertSameBytes,
-  errorFacts, thrownBy, rejectionOf, STRATEGIES, strategyUnavailableReason, skipUnlessAvailable, setUpAsyncEngines,
+  errorFacts, thrownBy, rejectionOf, runToEnd, STRATEGIES, strategyUnavailableReason, skipUnlessAvailable, setUpAsyncEngines,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -443,5 +443,51 @@ describe('the strategy option', () => {
       assert.equal(strategyUnavailableReason(strategy), null);
       assert.equal(await smartRead(file, { strategy, encoding: 'utf8' }), 'some content\n');
     }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// No thread hop for a small cached file on io_uring
+
+describe('io_uring reads of small cached files', () => {
+  // The whole read (open, read, EOF, close) completes inline, on the JS thread: io_uring never
+  // hands an op of it to one of its worker threads (named iou-wrk-*), which is the ~50 µs thread
+  // hop the engine exists to avoid. Before the first READ was linked to the open, every read
+  // sent a STATX to a worker (the kernel always runs STATX there). In a fresh child, whose
+  // io_uring has no workers yet. On the disk only: tmpfs files cannot be read without blocking
+  // in io_uring's sense (no FMODE_NOWAIT), so their READs always go to a worker ('auto' reads
+  // them on the calling thread instead).
+  test("strategy 'uring': 1 B to 68 KiB on the disk, no io_uring worker thread", async (t) => {
+    if (skipUnlessAvailable(t, 'uring')) return;
+    const sizes = [1, 4096, 64 * KiB, 68 * KiB - 1];
+    const targets = sizes.map((size) => writePattern(path.join(tempDirs.disk, `inline-${size}`), size));
+    for (const target of targets) fs.readFileSync(target); // cached, dentries too
+    const source = `
+      const fs = require('node:fs');
+      const { smartRead } = require('smartread');
+      const targets = JSON.parse(process.env.SMARTREAD_TEST_FILES);
+      (async () => {
+        let wrong = 0;
+        for (let round = 0; round < 20; round++) {
+          for (const target of targets) {
+            if (!(await smartRead(target, { strategy: 'uring' })).equals(fs.readFileSync(target))) wrong++;
+          }
+        }
+        // Together too: reads started in one tick.
+        const all = await Promise.all(targets.map((target) => smartRead(target, { strategy: 'uring' })));
+        all.forEach((bytes, k) => { if (!bytes.equals(fs.readFileSync(targets[k]))) wrong++; });
+        const threads = fs.readdirSync('/proc/self/task')
+          .map((task) => fs.readFileSync('/proc/self/task/' + task + '/comm', 'utf8').trim());
+        process.stdout.write(JSON.stringify({ wrong, threads }) + '\\n');
+      })();
+    `;
+    const result = await runToEnd(process.execPath, ['-e', source], {
+      env: { SMARTREAD_TEST_FILES: JSON.stringify(targets) },
+    });
+    assert.equal(result.code, 0, result.stderr);
+    const report = JSON.parse(result.stdout);
+    assert.equal(report.wrong, 0, 'every read gave the bytes of the file');
+    assert.deepEqual(report.threads.filter((name) => name.startsWith('iou-wrk')), [],
+      `no io_uring worker thread: ${report.threads.join(', ')}`);
   });
 });

@@ -20,15 +20,21 @@ namespace uring {
 namespace {
 
 // The chunk size, the chunks in flight and the size from which reads are punted to io_uring's
-// workers come from the environment's Tuning (defaults in instance.h). A file up to one chunk
-// is one READ, linked to its CLOSE. From uring_async_from on, reads run on the workers
+// workers come from the environment's Tuning (defaults in instance.h). From uring_async_from
+// on, reads run on the workers
 // (IOSQE_ASYNC): a cached file would otherwise be copied inline, on the JS thread, during
 // submission, holding the loop for the whole file (200 reads of 4 MiB started in one tick all
 // finished inside it); the workers copy on the other core and fault the destination in
 // parallel.
-constexpr size_t kFirstBlock = size_t{64} << 10;
-// A read at the file's current position, for files that have none of their own (pipes) and
-// user fds, whose position node:fs honours.
+//
+// A path is opened and read in the same submission, into a block of this size, without asking
+// for its size: the STATX that would give it always runs on an io_uring worker (the kernel
+// forces it async), a thread hop that costs more than the whole read of a small cached file.
+// A file that fills the block is then sized with a STATX and read in chunks. A 64 KiB file is
+// read whole, with room left to find its end.
+constexpr size_t kFirstBlock = size_t{68} << 10;
+// A read at the file's current position: for a file read without its size (pipes have no
+// offsets), and for user fds, whose position node:fs honours.
 constexpr uint64_t kCurrentPosition = ~uint64_t{0};
 
 }  // namespace
@@ -70,6 +76,15 @@ void FileRead::Start(int slot) {
     return BeginRead(S_ISREG(st.st_mode), static_cast<uint64_t>(st.st_size));
   }
   slot_ = slot;
+  to_eof_ = true;
+  capacity_ = kFirstBlock;
+  block_ = static_cast<uint8_t*>(malloc(capacity_));
+  if (block_ == nullptr) {
+    ring_->ReleaseSlot(slot_);
+    slot_ = -1;
+    Fail(Failure::Errno(ENOMEM, Syscall::kRead));
+    return CloseOrFinish();
+  }
   ring_->Reserve(2);
   Op* open = &ops_[kOpen];
   open->kind = kOpen;
@@ -80,16 +95,22 @@ void FileRead::Start(int slot) {
     how_.resolve = confinement_.resolve;
     io_uring_prep_openat2_direct(sqe, confinement_.dirfd >= 0 ? confinement_.dirfd : AT_FDCWD,
                                  path_.c_str(), &how_, static_cast<unsigned>(slot_));
-    return;
+  } else {
+    // No O_CLOEXEC: the kernel refuses it (EINVAL) for a direct descriptor, which never enters
+    // the fd table and so cannot be inherited anyway.
+    io_uring_prep_openat_direct(sqe, AT_FDCWD, path_.c_str(), flags_ & ~O_CLOEXEC, 0666,
+                                static_cast<unsigned>(slot_));
   }
-  // No O_CLOEXEC: the kernel refuses it (EINVAL) for a direct descriptor, which never enters
-  // the fd table and so cannot be inherited anyway.
-  io_uring_prep_openat_direct(sqe, AT_FDCWD, path_.c_str(), flags_ & ~O_CLOEXEC, 0666,
-                              static_cast<unsigned>(slot_));
+  // The first READ runs only once the open has succeeded (a failed open cancels it).
   sqe->flags |= IOSQE_IO_LINK;
+  QueueBlockRead();
+}
+
+void FileRead::Size() {
+  phase_ = Phase::kSizing;
   // The size comes from the path, as no op stats a direct descriptor. Should the path be
-  // replaced in between, it is only a hint: the reads below stop at EOF and never return bytes
-  // that the opened file did not hold.
+  // replaced in between, it is only a hint: the reads stop at EOF and never return bytes that
+  // the opened file did not hold.
   Op* stat = &ops_[kStatx];
   stat->kind = kStatx;
   io_uring_prep_statx(Queue(stat), AT_FDCWD, path_.c_str(), 0, STATX_TYPE | STATX_SIZE, &statx_);
@@ -113,7 +134,7 @@ void FileRead::OnCompletion(Op* op, int res) {
     case kStatx:
       // The STATX is of the path, not of the file opened: a path deleted or replaced in between
       // fails here though the file is open (node:fs, which fstats its fd, would read it). The
-      // file is then read to EOF, without a size.
+      // file is then read on to EOF, without a size.
       if (res < 0) statx_failed_ = true;
       break;
     case kRead:
@@ -121,12 +142,6 @@ void FileRead::OnCompletion(Op* op, int res) {
       break;
     case kClose:
       close_queued_ = false;
-      if (res == -ECANCELED && close_linked_) {
-        // The READ it was linked to came back short or failed: the file is still open.
-        close_linked_ = false;
-        break;
-      }
-      close_linked_ = false;
       opened_ = false;
       ring_->ReleaseSlot(slot_);
       if (res < 0 && res != -ECANCELED) Fail(Failure::Errno(-res, Syscall::kClose));
@@ -138,11 +153,26 @@ void FileRead::OnCompletion(Op* op, int res) {
 void FileRead::Step() {
   switch (phase_) {
     case Phase::kOpening:
+      // The open and the first READ are done.
+      if (in_flight_ > 0) return;
+      if (failure_.failed() || cancelled_ || ring_->closing() || eof_) return CloseOrFinish();
+      // A block filled: a large file, worth a STATX for its size (not for a confined read:
+      // STATX would resolve the path again, unconfined). Otherwise on to EOF.
+      if (length_ == capacity_ && !confinement_.confined()) return Size();
+      phase_ = Phase::kReading;
+      ScheduleReads();
+      if (in_flight_ == 0) CloseOrFinish();
+      return;
+    case Phase::kSizing:
       if (in_flight_ > 0) return;
       if (failure_.failed() || cancelled_ || ring_->closing()) return CloseOrFinish();
       phase_ = Phase::kReading;
-      if (confinement_.confined() || statx_failed_) return BeginRead(false, 0);
-      return BeginRead(S_ISREG(statx_.stx_mode), statx_.stx_size);
+      if (!statx_failed_ && S_ISREG(statx_.stx_mode) && statx_.stx_size > length_) {
+        return BeginRead(true, statx_.stx_size);
+      }
+      ScheduleReads();
+      if (in_flight_ == 0) CloseOrFinish();
+      return;
     case Phase::kReading:
       if (!failure_.failed() && !cancelled_ && !ring_->closing()) ScheduleReads();
       if (in_flight_ == 0) CloseOrFinish();
@@ -154,7 +184,7 @@ void FileRead::Step() {
 }
 
 void FileRead::BeginRead(bool regular, uint64_t size) {
-  if (regular && size > 0) {
+  if (regular && size > length_) {
     if (size > ring_->max_length()) {
       Fail(Failure::TooLarge(size));
       return CloseOrFinish();
@@ -170,6 +200,12 @@ void FileRead::BeginRead(bool regular, uint64_t size) {
     dest_ = dest.data;
     size_ = size;
     valid_end_ = size;
+    // What the first READ brought is the start of the file.
+    if (length_ > 0) memcpy(dest_, block_, length_);
+    next_offset_ = length_;
+    free(block_);
+    block_ = nullptr;
+    to_eof_ = false;
     const Tuning& tuning = ring_->tuning();
     chunk_ = std::max<uint64_t>(tuning.uring_chunk, 4096);
     chunks_in_flight_ = std::clamp<size_t>(tuning.uring_in_flight, 1, kMaxChunks);
@@ -196,71 +232,66 @@ Op* FileRead::FreeReadOp() {
 
 void FileRead::ScheduleReads() {
   const bool fixed = user_fd_ < 0;
-  const int fd = fixed ? slot_ : user_fd_;
   if (to_eof_) {
     // One at a time, at the current position, into the rest of the block.
     if (eof_ || in_flight_ > 0) return;
-    Op* op = FreeReadOp();
-    op->kind = kRead;
-    io_uring_sqe* sqe = Queue(op);
-    io_uring_prep_read(sqe, fd, block_ + length_, static_cast<unsigned>(capacity_ - length_),
-                       kCurrentPosition);
-    if (fixed) sqe->flags |= IOSQE_FIXED_FILE;
+    if (length_ == capacity_ && !GrowBlock()) return;
+    QueueBlockRead();
     return;
-  }
-  // The rest of a chunk that came back short, once the CLOSE linked to it has completed (and
-  // so it is known whether the file is still open).
-  if (resume_ != nullptr && !close_queued_) {
-    Op* op = resume_;
-    resume_ = nullptr;
-    op->busy = false;
-    if (opened_) {
-      QueueRead(op);
-    } else {
-      valid_end_ = std::min(valid_end_, op->offset);
-    }
   }
   // A user fd is read in order from its position; a file we opened, in parallel chunks.
   const size_t max_in_flight = fixed ? chunks_in_flight_ : 1;
   while (next_offset_ < valid_end_ && in_flight_ < max_in_flight) {
     Op* op = FreeReadOp();
     if (op == nullptr) return;
-    const uint64_t length = std::min(chunk_, valid_end_ - next_offset_);
+    // Chunks end on multiples of the chunk size, also after a first block of another size.
+    const uint64_t length = std::min(chunk_ - next_offset_ % chunk_, valid_end_ - next_offset_);
     const uint64_t offset = next_offset_;
     next_offset_ += length;
-    ring_->Reserve(2);
     op->kind = kRead;
     op->offset = offset;
     op->length = length;
-    io_uring_sqe* sqe = QueueRead(op);
-    // The whole file in one READ: link its CLOSE. A full read closes the file in the same
-    // submission; a short or failed one cancels the CLOSE (-ECANCELED), leaving the file open
-    // for the rest to be read (a short read is not EOF: sysfs gives a page per read) or for an
-    // explicit CLOSE.
-    if (fixed && offset == 0 && length == size_) {
-      sqe->flags |= IOSQE_IO_LINK;
-      Op* close = &ops_[kClose];
-      close->kind = kClose;
-      io_uring_prep_close_direct(Queue(close), static_cast<unsigned>(slot_));
-      close_queued_ = true;
-      close_linked_ = true;
-    }
+    QueueRead(op);
   }
 }
 
-io_uring_sqe* FileRead::QueueRead(Op* op) {
+void FileRead::QueueBlockRead() {
+  const bool fixed = user_fd_ < 0;
+  Op* op = FreeReadOp();
+  op->kind = kRead;
+  io_uring_sqe* sqe = Queue(op);
+  io_uring_prep_read(sqe, fixed ? slot_ : user_fd_, block_ + length_,
+                     static_cast<unsigned>(capacity_ - length_), kCurrentPosition);
+  if (fixed) sqe->flags |= IOSQE_FIXED_FILE;
+}
+
+void FileRead::QueueRead(Op* op) {
   const bool fixed = user_fd_ < 0;
   io_uring_sqe* sqe = Queue(op);
   io_uring_prep_read(sqe, fixed ? slot_ : user_fd_, dest_ + op->offset,
                      static_cast<unsigned>(op->length), fixed ? op->offset : kCurrentPosition);
   if (fixed) sqe->flags |= IOSQE_FIXED_FILE;
   if (chunked_async_) sqe->flags |= IOSQE_ASYNC;
-  return sqe;
+}
+
+bool FileRead::GrowBlock() {
+  // To at most one byte past the limit, which is enough to tell that it was passed.
+  const size_t next = std::min<size_t>(capacity_ * 2, ring_->max_length() + 1);
+  uint8_t* grown = static_cast<uint8_t*>(realloc(block_, next));
+  if (grown == nullptr) {
+    Fail(Failure::Errno(ENOMEM, Syscall::kRead));
+    return false;
+  }
+  block_ = grown;
+  capacity_ = next;
+  return true;
 }
 
 void FileRead::OnRead(Op* op, int res) {
   if (res < 0) {
-    if (res != -ECANCELED || !(cancelled_ || failure_.failed())) {
+    // -ECANCELED: cancelled on purpose, or the first READ, whose open failed.
+    const bool expected_cancel = cancelled_ || failure_.failed() || (phase_ == Phase::kOpening && !opened_);
+    if (res != -ECANCELED || !expected_cancel) {
       Fail(Failure::Errno(-res, Syscall::kRead));
     }
     return;
@@ -272,21 +303,7 @@ void FileRead::OnRead(Op* op, int res) {
       return;
     }
     length_ += n;
-    if (length_ > ring_->max_length()) {
-      Fail(Failure::TooLarge(length_));
-      return;
-    }
-    if (length_ == capacity_) {
-      // Grow to at most one byte past the limit, which is enough to tell that it was passed.
-      const size_t next = std::min<size_t>(capacity_ * 2, ring_->max_length() + 1);
-      uint8_t* grown = static_cast<uint8_t*>(realloc(block_, next));
-      if (grown == nullptr) {
-        Fail(Failure::Errno(ENOMEM, Syscall::kRead));
-        return;
-      }
-      block_ = grown;
-      capacity_ = next;
-    }
+    if (length_ > ring_->max_length()) Fail(Failure::TooLarge(length_));
     return;
   }
   // Nothing read is EOF: the file shrank. Nothing past it is part of the result.
@@ -301,12 +318,6 @@ void FileRead::OnRead(Op* op, int res) {
   op->offset += n;
   op->length -= n;
   if (cancelled_ || failure_.failed() || ring_->closing()) return;
-  if (close_queued_ && close_linked_) {
-    // Its CLOSE was linked: wait for it, to know whether the file is still open.
-    op->busy = true;
-    resume_ = op;
-    return;
-  }
   QueueRead(op);
 }
 

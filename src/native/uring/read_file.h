@@ -19,12 +19,14 @@ namespace smartread {
 namespace uring {
 
 // The phases of a read of a path (a user fd skips opening and closing):
-//   opening  OPENAT into a direct descriptor, linked to a STATX of the path for the size.
-//   reading  the size known: a Buffer of that size is made on the JS thread and filled with
-//            READs on the fixed file, several chunks in flight for a large file; a small one is
-//            a single READ linked to its CLOSE (a short read cancels the CLOSE, and the rest is
-//            read before an explicit one). A short READ is continued until a READ gives
-//            nothing. A file without a size (procfs, pipes) is read one READ at a time to EOF.
+//   opening  OPENAT into a direct descriptor, linked to a first READ into a malloc'd block.
+//   sizing   only when that READ filled the block: a STATX of the path for the size.
+//   reading  without a size (a small file, procfs, pipes, a confined read): one READ at a time
+//            into the block, grown as needed, until a READ gives nothing. With one: a Buffer of
+//            that size is made on the JS thread, the block copied in, and the rest filled with
+//            READs on the fixed file, several chunks in flight (a user fd's regular file: all
+//            of it, from its position, one READ at a time). A short READ is continued until a
+//            READ gives nothing.
 //   closing  CLOSE of the direct descriptor, whatever happened before (error or cancel).
 // The read settles only when nothing of it is left in the kernel: its buffer is referenced
 // until then, and its descriptor slot is returned.
@@ -54,13 +56,19 @@ class FileRead final : public OpOwner {
   enum Kind : uint16_t { kOpen, kStatx, kRead, kClose };
 
   void Step();
+  // Queues the STATX of a file whose first READ filled the block.
+  void Size();
   void BeginRead(bool regular, uint64_t size);
+  // Doubles the block; false (with the failure set) when it cannot.
+  bool GrowBlock();
   void ScheduleReads();
   void CloseOrFinish();
   void OnRead(Op* op, int res);
   Op* FreeReadOp();
+  // Queues a READ at the file's position into the rest of the block.
+  void QueueBlockRead();
   // Queues a READ of op's range of the destination.
-  io_uring_sqe* QueueRead(Op* op);
+  void QueueRead(Op* op);
   io_uring_sqe* Queue(Op* op);
   void Fail(const Failure& failure) {
     if (!failure_.failed()) failure_ = failure;
@@ -78,14 +86,10 @@ class FileRead final : public OpOwner {
   const Confinement confinement_;
   open_how how_{};
 
-  enum class Phase { kOpening, kReading, kClosing } phase_ = Phase::kOpening;
+  enum class Phase { kOpening, kSizing, kReading, kClosing } phase_ = Phase::kOpening;
   int slot_ = -1;
   bool opened_ = false;
   bool close_queued_ = false;
-  // The CLOSE is linked to the single READ of the file (cancelled if that read is short).
-  bool close_linked_ = false;
-  // The rest of a short READ, waiting for the linked CLOSE's completion.
-  Op* resume_ = nullptr;
   bool cancelled_ = false;
   unsigned in_flight_ = 0;
   Failure failure_;
