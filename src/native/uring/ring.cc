@@ -196,8 +196,10 @@ napi_value Ring::Read(const Napi::CallbackInfo& info) {
   const uint32_t id = info[3].As<Napi::Number>().Uint32Value();
   ReadTarget target = ReadTargetFromJs(info[0]);
   napi_deferred deferred;
-  napi_value promise;
-  napi_create_promise(env, &deferred, &promise);
+  napi_value promise = nullptr;
+  // Fails once a worker is being terminated (V8 makes no more objects): nothing is started, and
+  // the call returns nothing, never an uninitialised handle (N-API would dereference it).
+  if (napi_create_promise(env, &deferred, &promise) != napi_ok) return nullptr;
   FileRead* read = new FileRead(this, id, deferred, std::move(target.path), target.fd, flags,
                                 stat_user_fd, ConfinementFromJs(info, 4));
   reads_[id] = read;
@@ -284,10 +286,15 @@ napi_value Ring::ReadAt(const Napi::CallbackInfo& info) {
     return nullptr;
   }
   napi_deferred deferred;
-  napi_value promise;
-  napi_create_promise(env, &deferred, &promise);
-  napi_ref view_ref;
-  napi_create_reference(env, info[2], 1, &view_ref);
+  napi_value promise = nullptr;
+  napi_ref view_ref = nullptr;
+  // As in Read(): under a worker's termination, nothing is started.
+  if (napi_create_promise(env, &deferred, &promise) != napi_ok) return nullptr;
+  if (napi_create_reference(env, info[2], 1, &view_ref) != napi_ok) {
+    napi_value undefined = nullptr;
+    if (napi_get_undefined(env, &undefined) == napi_ok) napi_reject_deferred(env, deferred, undefined);
+    return nullptr;
+  }
   PositionalRead* read = new PositionalRead(
       this, deferred, view_ref, data + static_cast<size_t>(info[3].As<Napi::Number>().Int64Value()),
       info[4].As<Napi::Number>().Uint32Value(), static_cast<uint64_t>(info[5].As<Napi::Number>().Int64Value()),
@@ -372,7 +379,7 @@ void Ring::OnPoll(uv_poll_t* handle, int status, int) {
   napi_env env = self->env_;
   napi_handle_scope scope;
   napi_open_handle_scope(env, &scope);
-  napi_value resource;
+  napi_value resource = nullptr;
   napi_get_reference_value(env, self->resource_, &resource);
   // Settling promises here, outside any call from JS: the callback scope runs the microtasks
   // (and so the awaiting code) when it closes.
