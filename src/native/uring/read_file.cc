@@ -21,11 +21,10 @@ namespace {
 
 // The chunk size, the chunks in flight and the size from which reads are punted to io_uring's
 // workers come from the environment's Tuning (defaults in instance.h). From uring_async_from
-// on, reads run on the workers
-// (IOSQE_ASYNC): a cached file would otherwise be copied inline, on the JS thread, during
-// submission, holding the loop for the whole file (200 reads of 4 MiB started in one tick all
-// finished inside it); the workers copy on the other core and fault the destination in
-// parallel.
+// on, reads run on the workers (IOSQE_ASYNC): a cached file would otherwise be copied inline,
+// on the JS thread, during submission, holding the loop for the whole file (200 reads of 4 MiB
+// started in one tick all finished inside it); the workers copy on the other core and fault the
+// destination in parallel.
 //
 // A path is opened and read in the same submission, into a block of this size, without asking
 // for its size: the STATX that would give it always runs on an io_uring worker (the kernel
@@ -153,28 +152,22 @@ void FileRead::OnCompletion(Op* op, int res) {
 void FileRead::Step() {
   switch (phase_) {
     case Phase::kOpening:
-      // The open and the first READ are done.
+      // Once the open and the first READ are done. A block filled: a large file, worth a STATX
+      // for its size (not for a confined read: STATX would resolve the path again, unconfined).
+      // Otherwise on to EOF.
       if (in_flight_ > 0) return;
-      if (failure_.failed() || cancelled_ || ring_->closing() || eof_) return CloseOrFinish();
-      // A block filled: a large file, worth a STATX for its size (not for a confined read:
-      // STATX would resolve the path again, unconfined). Otherwise on to EOF.
-      if (length_ == capacity_ && !confinement_.confined()) return Size();
+      if (Going() && !eof_ && length_ == capacity_ && !confinement_.confined()) return Size();
       phase_ = Phase::kReading;
-      ScheduleReads();
-      if (in_flight_ == 0) CloseOrFinish();
-      return;
+      return Step();
     case Phase::kSizing:
       if (in_flight_ > 0) return;
-      if (failure_.failed() || cancelled_ || ring_->closing()) return CloseOrFinish();
       phase_ = Phase::kReading;
-      if (!statx_failed_ && S_ISREG(statx_.stx_mode) && statx_.stx_size > length_) {
+      if (Going() && !statx_failed_ && S_ISREG(statx_.stx_mode) && statx_.stx_size > length_) {
         return BeginRead(true, statx_.stx_size);
       }
-      ScheduleReads();
-      if (in_flight_ == 0) CloseOrFinish();
-      return;
+      return Step();
     case Phase::kReading:
-      if (!failure_.failed() && !cancelled_ && !ring_->closing()) ScheduleReads();
+      if (Going()) ScheduleReads();
       if (in_flight_ == 0) CloseOrFinish();
       return;
     case Phase::kClosing:
@@ -317,7 +310,7 @@ void FileRead::OnRead(Op* op, int res) {
   // the rest of the chunk is read next, until a read gives nothing.
   op->offset += n;
   op->length -= n;
-  if (cancelled_ || failure_.failed() || ring_->closing()) return;
+  if (!Going()) return;
   QueueRead(op);
 }
 
@@ -350,8 +343,8 @@ napi_value FileRead::Result(napi_env env) {
     if (!CopyToBuffer(env, block_, length_, &out)) return nullptr;
     return out;
   }
-  napi_value dest;
-  napi_get_reference_value(env, dest_ref_, &dest);
+  napi_value dest = nullptr;
+  if (napi_get_reference_value(env, dest_ref_, &dest) != napi_ok || dest == nullptr) return nullptr;
   if (valid_end_ == size_) return dest;
   if (!CopyToBuffer(env, dest_, static_cast<size_t>(valid_end_), &out)) return nullptr;
   return out;

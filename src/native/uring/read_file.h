@@ -56,6 +56,8 @@ class FileRead final : public OpOwner {
   enum Kind : uint16_t { kOpen, kStatx, kRead, kClose };
 
   void Step();
+  // Neither failed, nor cancelled, nor cut short by the environment's teardown.
+  bool Going() const { return !failure_.failed() && !cancelled_ && !ring_->closing(); }
   // Queues the STATX of a file whose first READ filled the block.
   void Size();
   void BeginRead(bool regular, uint64_t size);
