@@ -75,13 +75,9 @@ void FileRead::Start(int slot) {
     return BeginRead(S_ISREG(st.st_mode), static_cast<uint64_t>(st.st_size));
   }
   slot_ = slot;
-  to_eof_ = true;
-  capacity_ = kFirstBlock;
-  block_ = static_cast<uint8_t*>(malloc(capacity_));
-  if (block_ == nullptr) {
+  if (!NewBlock()) {
     ring_->ReleaseSlot(slot_);
     slot_ = -1;
-    Fail(Failure::Errno(ENOMEM, Syscall::kRead));
     return CloseOrFinish();
   }
   ring_->Reserve(2);
@@ -204,13 +200,7 @@ void FileRead::BeginRead(bool regular, uint64_t size) {
     chunks_in_flight_ = std::clamp<size_t>(tuning.uring_in_flight, 1, kMaxChunks);
     chunked_async_ = size >= tuning.uring_async_from;
   } else {
-    to_eof_ = true;
-    capacity_ = kFirstBlock;
-    block_ = static_cast<uint8_t*>(malloc(capacity_));
-    if (block_ == nullptr) {
-      Fail(Failure::Errno(ENOMEM, Syscall::kRead));
-      return CloseOrFinish();
-    }
+    if (!NewBlock()) return CloseOrFinish();
   }
   ScheduleReads();
   if (in_flight_ == 0) CloseOrFinish();
@@ -265,6 +255,14 @@ void FileRead::QueueRead(Op* op) {
                      static_cast<unsigned>(op->length), fixed ? op->offset : kCurrentPosition);
   if (fixed) sqe->flags |= IOSQE_FIXED_FILE;
   if (chunked_async_) sqe->flags |= IOSQE_ASYNC;
+}
+
+bool FileRead::NewBlock() {
+  to_eof_ = true;
+  capacity_ = kFirstBlock;
+  block_ = static_cast<uint8_t*>(malloc(capacity_));
+  if (block_ == nullptr) Fail(Failure::Errno(ENOMEM, Syscall::kRead));
+  return block_ != nullptr;
 }
 
 bool FileRead::GrowBlock() {

@@ -61,6 +61,9 @@ class FileRead final : public OpOwner {
   // Queues the STATX of a file whose first READ filled the block.
   void Size();
   void BeginRead(bool regular, uint64_t size);
+  // Reads without a size from here on, into a new block of kFirstBlock; false (with the
+  // failure set) when it cannot be had.
+  bool NewBlock();
   // Doubles the block; false (with the failure set) when it cannot.
   bool GrowBlock();
   void ScheduleReads();
