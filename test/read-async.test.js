@@ -93,6 +93,30 @@ for (const strategy of STRATEGIES) {
         assertSameBytes(bytes, fs.readFileSync('/proc/version'), '/proc/version');
         assert.equal(await readWith(strategy, '/proc/version', 'utf8'), fs.readFileSync('/proc/version', 'utf8'));
       });
+
+      // A FIFO whose writer pauses: the first read gets the first piece only, and what later
+      // reads get must follow it with nothing in between ('uring' reads the start of a file
+      // with two reads in one submission, into one block, and closes the gap between them).
+      test('a FIFO written in two pieces: the bytes in order, nothing between them', async (t) => {
+        if (skipUnlessAvailable(t, strategy)) return;
+        const fifo = path.join(tempDirs.disk, `fifo-pieces-${strategy}`);
+        assert.equal((await runToEnd('mkfifo', [fifo])).code, 0);
+        try {
+          const expected = patternBuffer(1000 + 70000);
+          const writer = runToEnd(process.execPath, ['-e', `
+            const fs = require('node:fs');
+            const bytes = Buffer.from(process.argv[2], 'base64');
+            const fd = fs.openSync(process.argv[1], 'w');
+            fs.writeSync(fd, bytes.subarray(0, 1000));
+            setTimeout(() => { fs.writeSync(fd, bytes.subarray(1000)); fs.closeSync(fd); }, 100);
+          `, fifo, expected.toString('base64')]);
+          const actual = await readWith(strategy, fifo);
+          assert.equal((await writer).code, 0);
+          assertSameBytes(actual, expected, 'the FIFO');
+        } finally {
+          fs.rmSync(fifo);
+        }
+      });
     });
 
     describe('path forms and fds', () => {

@@ -29,9 +29,13 @@ namespace {
 // A path is opened and read in the same submission, into a block of this size, without asking
 // for its size: the STATX that would give it always runs on an io_uring worker (the kernel
 // forces it async), a thread hop that costs more than the whole read of a small cached file.
-// A file that fills the block is then sized with a STATX and read in chunks. A 64 KiB file is
-// read whole, with room left to find its end.
+// A file that fills the block is then sized with a STATX and read in chunks.
 constexpr size_t kFirstBlock = size_t{68} << 10;
+// The block is read by two READs hard-linked one after the other, the second into its last
+// kTail bytes: for a file of up to kFirstBlock - kTail bytes the second finds EOF, so that the
+// whole read is one submission. Where READs run on an io_uring worker (tmpfs, a cold disk) the
+// worker runs the second straight after the first, with no round trip through the loop.
+constexpr size_t kTail = size_t{4} << 10;
 // A read at the file's current position: for a file read without its size (pipes have no
 // offsets), and for user fds, whose position node:fs honours.
 constexpr uint64_t kCurrentPosition = ~uint64_t{0};
@@ -80,7 +84,7 @@ void FileRead::Start(int slot) {
     slot_ = -1;
     return CloseOrFinish();
   }
-  ring_->Reserve(2);
+  ring_->Reserve(3);
   Op* open = &ops_[kOpen];
   open->kind = kOpen;
   io_uring_sqe* sqe = Queue(open);
@@ -96,9 +100,11 @@ void FileRead::Start(int slot) {
     io_uring_prep_openat_direct(sqe, AT_FDCWD, path_.c_str(), flags_ & ~O_CLOEXEC, 0666,
                                 static_cast<unsigned>(slot_));
   }
-  // The first READ runs only once the open has succeeded (a failed open cancels it).
+  // The READs run only once the open has succeeded (a failed open cancels both). The second
+  // runs whatever the first gave: a READ shorter than asked would otherwise cancel it.
   sqe->flags |= IOSQE_IO_LINK;
-  QueueBlockRead();
+  QueueBlockRead(0, kFirstBlock - kTail)->flags |= IOSQE_IO_HARDLINK;
+  QueueBlockRead(kFirstBlock - kTail, kTail);
 }
 
 void FileRead::Size() {
@@ -148,10 +154,11 @@ void FileRead::OnCompletion(Op* op, int res) {
 void FileRead::Step() {
   switch (phase_) {
     case Phase::kOpening:
-      // Once the open and the first READ are done. A block filled: a large file, worth a STATX
+      // Once the open and the first READs are done. A block filled: a large file, worth a STATX
       // for its size (not for a confined read: STATX would resolve the path again, unconfined).
       // Otherwise on to EOF.
       if (in_flight_ > 0) return;
+      if (Going()) TakeFirstReads();
       if (Going() && !eof_ && length_ == capacity_ && !confinement_.confined()) return Size();
       phase_ = Phase::kReading;
       return Step();
@@ -207,7 +214,7 @@ void FileRead::BeginRead(bool regular, uint64_t size) {
 }
 
 Op* FileRead::FreeReadOp() {
-  for (size_t i = kClose + 1; i < kMaxOps; i++) {
+  for (size_t i = kFirstRead; i < kMaxOps; i++) {
     if (!ops_[i].busy) return &ops_[i];
   }
   return nullptr;
@@ -219,7 +226,7 @@ void FileRead::ScheduleReads() {
     // One at a time, at the current position, into the rest of the block.
     if (eof_ || in_flight_ > 0) return;
     if (length_ == capacity_ && !GrowBlock()) return;
-    QueueBlockRead();
+    QueueBlockRead(length_, capacity_ - length_);
     return;
   }
   // A user fd is read in order from its position; a file we opened, in parallel chunks.
@@ -238,14 +245,31 @@ void FileRead::ScheduleReads() {
   }
 }
 
-void FileRead::QueueBlockRead() {
+io_uring_sqe* FileRead::QueueBlockRead(size_t at, size_t length) {
   const bool fixed = user_fd_ < 0;
   Op* op = FreeReadOp();
   op->kind = kRead;
+  op->offset = at;
+  op->length = length;
   io_uring_sqe* sqe = Queue(op);
-  io_uring_prep_read(sqe, fixed ? slot_ : user_fd_, block_ + length_,
-                     static_cast<unsigned>(capacity_ - length_), kCurrentPosition);
+  io_uring_prep_read(sqe, fixed ? slot_ : user_fd_, block_ + at, static_cast<unsigned>(length),
+                     kCurrentPosition);
   if (fixed) sqe->flags |= IOSQE_FIXED_FILE;
+  return sqe;
+}
+
+void FileRead::TakeFirstReads() {
+  // The two READs of the opening, in file order (each left what it read in its op's length).
+  // Bytes of the second follow those of the first in the file, so they are moved down when
+  // the first was short; a first READ that found EOF ends the file there.
+  for (Op* op : {&ops_[kFirstRead], &ops_[kFirstRead + 1]}) {
+    if (op->length == 0) {
+      eof_ = true;
+      return;
+    }
+    if (op->offset != length_) memmove(block_ + length_, block_ + op->offset, op->length);
+    length_ += op->length;
+  }
 }
 
 void FileRead::QueueRead(Op* op) {
@@ -289,6 +313,11 @@ void FileRead::OnRead(Op* op, int res) {
   }
   const size_t n = static_cast<size_t>(res);
   if (to_eof_) {
+    // The opening's READs are taken together, in order, once both are done.
+    if (phase_ == Phase::kOpening) {
+      op->length = n;
+      return;
+    }
     if (n == 0) {
       eof_ = true;
       return;

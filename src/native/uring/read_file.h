@@ -19,7 +19,7 @@ namespace smartread {
 namespace uring {
 
 // The phases of a read of a path (a user fd skips opening and closing):
-//   opening  OPENAT into a direct descriptor, linked to a first READ into a malloc'd block.
+//   opening  OPENAT into a direct descriptor, linked to two READs that fill a malloc'd block.
 //   sizing   only when that READ filled the block: a STATX of the path for the size.
 //   reading  without a size (a small file, procfs, pipes, a confined read): one READ at a time
 //            into the block, grown as needed, until a READ gives nothing. With one: a Buffer of
@@ -54,6 +54,8 @@ class FileRead final : public OpOwner {
 
  private:
   enum Kind : uint16_t { kOpen, kStatx, kRead, kClose };
+  // The ops of the opening's two READs (FreeReadOp hands out the first free from here).
+  static constexpr size_t kFirstRead = kClose + 1;
 
   void Step();
   // Neither failed, nor cancelled, nor cut short by the environment's teardown.
@@ -70,8 +72,10 @@ class FileRead final : public OpOwner {
   void CloseOrFinish();
   void OnRead(Op* op, int res);
   Op* FreeReadOp();
-  // Queues a READ at the file's position into the rest of the block.
-  void QueueBlockRead();
+  // Queues a READ at the file's position into `length` bytes of the block from `at`.
+  io_uring_sqe* QueueBlockRead(size_t at, size_t length);
+  // Adds what the opening's two READs brought to the block, in file order.
+  void TakeFirstReads();
   // Queues a READ of op's range of the destination.
   void QueueRead(Op* op);
   io_uring_sqe* Queue(Op* op);
