@@ -26,6 +26,10 @@ namespace uring {
 namespace {
 
 constexpr unsigned kSqEntries = 256;
+// The longest chain that must go in one submission (a read's OPENAT and its two READs; the
+// kernel ends a link at the end of a submission) fits in the smallest SQ, with room to spare.
+constexpr unsigned kMinSqEntries = 4;
+static_assert(kSqEntries >= kMinSqEntries);
 constexpr unsigned kCqEntries = 16384;
 constexpr unsigned kSlots = 1024;
 // How often Drive() goes round (submit, reap, continue) before leaving the rest to the next
@@ -50,8 +54,9 @@ constexpr SetupAttempt kAttempts[] = {
 // set them in production):
 //   SMARTREAD_TEST_URING_SETUP_ERRNO=ENOSYS|EINVAL|EPERM|ENOMEM  io_uring_setup "fails" with it,
 //     so that tests can see every API fall back as on a kernel or sandbox without io_uring.
-//   SMARTREAD_TEST_URING_ENTRIES=N  a ring of N SQ and 2N CQ entries (N >= 2) instead of the
-//     default, so that tests can run far more ops than the completion queue holds.
+//   SMARTREAD_TEST_URING_ENTRIES=N  a ring of 2N CQ entries (N >= 2) and N SQ entries, but at
+//     least kMinSqEntries, instead of the default, so that tests can run far more ops than the
+//     completion queue holds.
 int TestSetupErrno() {
   const char* name = getenv("SMARTREAD_TEST_URING_SETUP_ERRNO");
   if (name == nullptr) return 0;
@@ -93,8 +98,9 @@ bool Ring::Setup(std::string* why) {
     }
     io_uring_params params{};
     params.flags = attempt.flags | IORING_SETUP_CQSIZE;
-    params.cq_entries = test_entries != 0 ? 2 * test_entries : kCqEntries;
-    err = io_uring_queue_init_params(test_entries != 0 ? test_entries : kSqEntries, &ring_, &params);
+    const unsigned sq_entries = test_entries != 0 ? std::max(test_entries, kMinSqEntries) : kSqEntries;
+    params.cq_entries = test_entries != 0 ? std::max(2 * test_entries, sq_entries) : kCqEntries;
+    err = io_uring_queue_init_params(sq_entries, &ring_, &params);
     if (err == 0) {
       cq_capacity_ = params.cq_entries;
       break;
