@@ -213,7 +213,7 @@ test('createReader: one open root for many reads; close() ends it once reads are
     assert.equal((await rejectionOf(() => smartRead('x', { root: tempDirs.disk }))).code, 'ERR_SMARTREAD_CONFINEMENT_UNAVAILABLE');
     return;
   }
-  const tree = makeTree(path.join(tempDirs.tmpfs, 'reader'));
+  const tree = makeTree(path.join(tempDirs.disk, 'reader'));
   const rootFds = () => Object.values(openFds()).filter((target) => target === tree.root).length;
   const reader = createReader({ root: tree.root });
   assert.equal(reader.root, tree.root);

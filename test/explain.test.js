@@ -9,7 +9,7 @@ const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { explain, smartRead, engineInfo, pageCacheResidency } = require('smartread');
+const { explain, smartRead, engineInfo, pageCacheResidency, tuning } = require('smartread');
 const { describeBlockDevice } = require('../dist/device.js');
 const {
   checkNoFdLeak, useTempDirs, makeTempDir, writePattern, assertSameBytes, errorFacts, thrownBy,
@@ -69,20 +69,24 @@ test('a file on tmpfs: filesystem tmpfs, no block device, its st_dev', (t) => {
   assert.equal(device.block, undefined);
 });
 
-test('tmpfs: always in memory, so a file up to the limit always takes the fast path (without RWF_NOWAIT, which tmpfs refuses)', async (t) => {
+test('tmpfs: always in memory, so a file up to its own limit always takes the fast path (without RWF_NOWAIT, which tmpfs refuses)', async (t) => {
   if (tempDirs.tmpfs === undefined) {
     t.skip('/dev/shm is not a tmpfs here');
     return;
   }
-  for (const size of [1, 4 * KiB, 100 * KiB, 256 * KiB, 256 * KiB + 1]) {
+  // tmpfs has a limit of its own, above that of the disk.
+  const limit = tuning().fastPathMaxInMemory;
+  assert.ok(limit > tuning().fastPathMax);
+  for (const size of [1, 4 * KiB, 100 * KiB, tuning().fastPathMax + 1, limit, limit + 1]) {
     const file = writePattern(path.join(tempDirs.tmpfs, `always-${size}`), size);
     const { strategy, reason } = explain(file);
     if (!native) assert.equal(strategy, 'js');
-    else if (size <= 256 * KiB) {
+    else if (size <= limit) {
       assert.equal(strategy, 'fast-path', `${size} bytes: ${reason}`);
-      assert.match(reason, /always in memory on tmpfs/);
+      assert.match(reason, new RegExp(`always in memory on tmpfs, and ${size} bytes ≤ ${limit}`));
     } else {
-      assert.equal(strategy, nextRung);
+      assert.equal(strategy, nextRung === 'uring' ? 'uring-chunked' : nextRung, `${size} bytes: ${reason}`);
+      assert.match(reason, new RegExp(`${size} bytes > the fast path's ${limit}`));
     }
     assertSameBytes(await smartRead(file), fs.readFileSync(file), `${size} bytes on tmpfs`);
   }

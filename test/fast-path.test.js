@@ -6,7 +6,7 @@ const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { pageCacheResidency, smartRead, readMany, engineInfo } = require('smartread');
+const { pageCacheResidency, smartRead, readMany, engineInfo, tuning } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, writePattern, assertSameBytes, errorFacts, setUpAsyncEngines, runToEnd, evictCompletely,
   skipUnlessAvailable,
@@ -19,9 +19,13 @@ const native = engineInfo().engine === 'native';
 
 const KiB = 1024;
 
+// The fast path's limit on a target: tmpfs has one of its own.
+const limitOn = (kind) => (kind === 'tmpfs' ? tuning().fastPathMaxInMemory : tuning().fastPathMax);
+
 test('cached files around the fast path limit read the same bytes as fs.promises.readFile', async () => {
   for (const { kind, dir } of tempDirs.all) {
-    for (const size of [1, 4095, 4096, 4097, 64 * KiB, 256 * KiB - 1, 256 * KiB, 256 * KiB + 1]) {
+    const limit = limitOn(kind);
+    for (const size of [1, 4095, 4096, 4097, 64 * KiB, limit - 1, limit, limit + 1]) {
       const file = writePattern(path.join(dir, `cached-${size}`), size);
       fs.readFileSync(file);
       const actual = await smartRead(file);
@@ -39,14 +43,14 @@ test('a cached file is a hit on every target, tmpfs included (which refuses RWF_
   // The engine's own fast path, below smartRead: null means a miss.
   const { cachedRead } = require('../dist/engine.js');
   for (const { kind, dir } of tempDirs.all) {
-    for (const size of [1, 4096, 256 * KiB]) {
+    for (const size of [1, 4096, 256 * KiB, limitOn(kind)]) {
       const file = writePattern(path.join(dir, `hit-${size}`), size);
       fs.readFileSync(file);
       const hit = cachedRead(file, fs.constants.O_RDONLY);
       assert.ok(hit !== null, `${kind}: a cached ${size}-byte file is a hit`);
       assertSameBytes(hit, fs.readFileSync(file), `${kind}: ${size} bytes`);
     }
-    const large = writePattern(path.join(dir, 'past-the-limit'), 256 * KiB + 1);
+    const large = writePattern(path.join(dir, 'past-the-limit'), limitOn(kind) + 1);
     fs.readFileSync(large);
     assert.equal(cachedRead(large, fs.constants.O_RDONLY), null, `${kind}: past the limit is left to the engines`);
   }

@@ -20,8 +20,8 @@ const cli = path.resolve(__dirname, '..', 'dist', 'cli.js');
 afterEach(() => setTuning(defaults));
 
 test('the defaults, and setTuning() refusing what is not a threshold or out of range', () => {
-  assert.deepEqual(defaults, { fastPathMax: 256 * KiB, uringChunk: 2 * MiB, uringInFlight: 8, uringAsyncFrom: 512 * KiB });
-  for (const bad of [{ speed: 1 }, { fastPathMax: -1 }, { fastPathMax: 1.5 }, { uringChunk: 5000 }, { uringChunk: 0 },
+  assert.deepEqual(defaults, { fastPathMax: 256 * KiB, fastPathMaxInMemory: 2 * MiB, uringChunk: 2 * MiB, uringInFlight: 8, uringAsyncFrom: 512 * KiB });
+  for (const bad of [{ speed: 1 }, { fastPathMax: -1 }, { fastPathMax: 1.5 }, { fastPathMaxInMemory: 64 * MiB + 1 }, { uringChunk: 5000 }, { uringChunk: 0 },
     { uringInFlight: 0 }, { uringInFlight: 17 }, { uringAsyncFrom: '1' }]) {
     assert.throws(() => setTuning(bad), { code: 'ERR_INVALID_ARG_VALUE' }, JSON.stringify(bad));
   }
@@ -46,6 +46,33 @@ test("fastPathMax decides which cached files 'auto' reads on the calling thread"
   assertSameBytes(await smartRead(file), fs.readFileSync(file));
   assert.equal(metrics().strategies['fast-path'].reads, 1, 'within it: a hit');
   assert.equal(explain(file).strategy, 'fast-path');
+});
+
+test("fastPathMaxInMemory is tmpfs's own limit; the disk keeps fastPathMax", async (t) => {
+  if (!native) {
+    t.skip('the fast path is part of the addon');
+    return;
+  }
+  if (tempDirs.tmpfs === undefined) {
+    t.skip('/dev/shm is not a tmpfs here');
+    return;
+  }
+  const onTmpfs = writePattern(path.join(tempDirs.tmpfs, 'one-m'), 1 * MiB);
+  const onDisk = writePattern(path.join(tempDirs.disk, 'one-m'), 1 * MiB);
+  fs.readFileSync(onDisk);
+  metrics.reset();
+  assertSameBytes(await smartRead(onTmpfs), fs.readFileSync(onTmpfs));
+  assertSameBytes(await smartRead(onDisk), fs.readFileSync(onDisk));
+  assert.equal(metrics().strategies['fast-path'].reads, 1, 'the tmpfs file only');
+  assert.equal(explain(onTmpfs).strategy, 'fast-path');
+  assert.notEqual(explain(onDisk).strategy, 'fast-path');
+  setTuning({ fastPathMaxInMemory: 512 * KiB, fastPathMax: 2 * MiB });
+  metrics.reset();
+  assertSameBytes(await smartRead(onTmpfs), fs.readFileSync(onTmpfs));
+  assertSameBytes(await smartRead(onDisk), fs.readFileSync(onDisk));
+  assert.equal(metrics().strategies['fast-path'].reads, 1, 'the disk file only');
+  assert.notEqual(explain(onTmpfs).strategy, 'fast-path');
+  assert.equal(explain(onDisk).strategy, 'fast-path');
 });
 
 test("uringChunk and uringInFlight set io_uring's chunking; the bytes stay the file's", async (t) => {

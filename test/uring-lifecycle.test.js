@@ -325,7 +325,8 @@ describe('worker threads', () => {
 // io_uring refused or turned off
 
 describe('a process without io_uring falls back', () => {
-  const probeFile = () => files[4];
+  // On the disk: over its fast-path limit (tmpfs has a larger one).
+  const probeFile = () => files.find((file) => path.basename(file) === `disk-${MiB + 3}`);
   // The child reports what it saw: engineInfo(), a hash of what smartRead and readMany read on
   // 'auto' (the parent compares it with its own), and what a forced 'uring' rejects with.
   const childSource = `
@@ -333,26 +334,27 @@ describe('a process without io_uring falls back', () => {
     const path = require('node:path');
     const { smartRead, smartReadSync, readMany, engineInfo, explain, prefetch, createReader } = require('smartread');
     const files = JSON.parse(process.env.SMARTREAD_TEST_FILES);
+    const probe = process.env.SMARTREAD_TEST_PROBE;
     const hash = (bytes) => createHash('sha256').update(bytes).digest('hex');
     (async () => {
       const info = engineInfo();
-      const auto = hash(await smartRead(files[4]));
+      const auto = hash(await smartRead(probe));
       const many = (await readMany(files, { concurrency: 4 })).map(hash);
       const utf8 = await smartRead('/proc/version', { strategy: 'auto', encoding: 'utf8' });
-      const sync = hash(smartReadSync(files[4]));
-      const explained = explain(files[4]);
+      const sync = hash(smartReadSync(probe));
+      const explained = explain(probe);
       const prefetched = await prefetch(files);
       let confined;
       try {
-        const reader = createReader({ root: path.dirname(files[4]) });
-        confined = hash(await reader.smartRead(path.basename(files[4])));
+        const reader = createReader({ root: path.dirname(probe) });
+        confined = hash(await reader.smartRead(path.basename(probe)));
         reader.close();
       } catch (err) {
         confined = { code: err.code };
       }
       let forced;
       try {
-        await smartRead(files[4], { strategy: 'uring' });
+        await smartRead(probe, { strategy: 'uring' });
         forced = { resolved: true };
       } catch (err) {
         forced = { name: err.name, code: err.code, message: err.message };
@@ -408,7 +410,7 @@ describe('a process without io_uring falls back', () => {
       return;
     }
     const result = await runToEnd(helper, [process.execPath, '-e', childSource], {
-      env: { SMARTREAD_TEST_FILES: JSON.stringify(files) },
+      env: { SMARTREAD_TEST_FILES: JSON.stringify(files), SMARTREAD_TEST_PROBE: probeFile() },
       timeoutMs: childTimeoutMs,
     });
     if (result.code === 126) {
@@ -429,7 +431,7 @@ describe('a process without io_uring falls back', () => {
   for (const [errno, text] of [['ENOSYS', 'Function not implemented'], ['EINVAL', 'Invalid argument']]) {
     test(`io_uring_setup failing with ${errno} (SMARTREAD_TEST_URING_SETUP_ERRNO): every API still works, and says why`, async () => {
       const result = await runToEnd(process.execPath, ['-e', childSource], {
-        env: { SMARTREAD_TEST_FILES: JSON.stringify(files), SMARTREAD_TEST_URING_SETUP_ERRNO: errno },
+        env: { SMARTREAD_TEST_FILES: JSON.stringify(files), SMARTREAD_TEST_PROBE: probeFile(), SMARTREAD_TEST_URING_SETUP_ERRNO: errno },
         timeoutMs: childTimeoutMs,
       });
       const report = assertFellBack(result, `the child with io_uring_setup failing with ${errno}`);
@@ -439,7 +441,7 @@ describe('a process without io_uring falls back', () => {
 
   test('SMARTREAD_IO_URING=0: unavailable, the reason names the variable; auto and readMany still read', async () => {
     const result = await runToEnd(process.execPath, ['-e', childSource], {
-      env: { SMARTREAD_TEST_FILES: JSON.stringify(files), SMARTREAD_IO_URING: '0' },
+      env: { SMARTREAD_TEST_FILES: JSON.stringify(files), SMARTREAD_TEST_PROBE: probeFile(), SMARTREAD_IO_URING: '0' },
       timeoutMs: childTimeoutMs,
     });
     const report = assertFellBack(result, 'the child with SMARTREAD_IO_URING=0');
@@ -452,7 +454,7 @@ describe('a process without io_uring falls back', () => {
       return;
     }
     const result = await runToEnd(helper, [process.execPath, '-e', childSource], {
-      env: { SMARTREAD_TEST_FILES: JSON.stringify(files), SMARTREAD_IO_URING: '0' },
+      env: { SMARTREAD_TEST_FILES: JSON.stringify(files), SMARTREAD_TEST_PROBE: probeFile(), SMARTREAD_IO_URING: '0' },
       timeoutMs: childTimeoutMs,
     });
     if (result.code === 126) {

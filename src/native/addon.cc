@@ -82,22 +82,25 @@ class Addon : public Napi::Addon<Addon> {
     return info.Env().Undefined();
   }
 
-  // tuning() -> { fastPathMax, uringChunk, uringInFlight, uringAsyncFrom }
+  // tuning() -> { fastPathMax, fastPathMaxInMemory, uringChunk, uringInFlight, uringAsyncFrom }
   Napi::Value GetTuning(const Napi::CallbackInfo& info) {
     Napi::Object out = Napi::Object::New(info.Env());
     out.Set("fastPathMax", static_cast<double>(instance_.tuning.fast_path_max));
+    out.Set("fastPathMaxInMemory", static_cast<double>(instance_.tuning.fast_path_max_in_memory));
     out.Set("uringChunk", static_cast<double>(instance_.tuning.uring_chunk));
     out.Set("uringInFlight", instance_.tuning.uring_in_flight);
     out.Set("uringAsyncFrom", static_cast<double>(instance_.tuning.uring_async_from));
     return out;
   }
 
-  // setTuning({ fastPathMax, uringChunk, uringInFlight, uringAsyncFrom }), validated in JS.
-  // Reads already started keep what they began with.
+  // setTuning({ fastPathMax, fastPathMaxInMemory, uringChunk, uringInFlight, uringAsyncFrom }),
+  // validated in JS. Reads already started keep what they began with.
   Napi::Value SetTuning(const Napi::CallbackInfo& info) {
     Napi::Object in = info[0].As<Napi::Object>();
     Tuning& t = instance_.tuning;
     t.fast_path_max = static_cast<uint64_t>(in.Get("fastPathMax").As<Napi::Number>().DoubleValue());
+    t.fast_path_max_in_memory =
+        static_cast<uint64_t>(in.Get("fastPathMaxInMemory").As<Napi::Number>().DoubleValue());
     t.uring_chunk = static_cast<uint64_t>(in.Get("uringChunk").As<Napi::Number>().DoubleValue());
     t.uring_in_flight = in.Get("uringInFlight").As<Napi::Number>().Uint32Value();
     t.uring_async_from = static_cast<uint64_t>(in.Get("uringAsyncFrom").As<Napi::Number>().DoubleValue());

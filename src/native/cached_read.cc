@@ -54,9 +54,24 @@ ssize_t ReadIfCached(FastPathHints& hints, int fd, dev_t dev, uint8_t* data, siz
 }
 
 // A hit copies the file on the calling thread: past the limit (Tuning::fast_path_max) the copy
-// alone would hold the event loop too long.
-bool FitsFastPath(const struct stat& st, uint64_t max) {
-  return S_ISREG(st.st_mode) && st.st_size > 0 && static_cast<uint64_t>(st.st_size) <= max;
+// alone would hold the event loop too long. tmpfs and ramfs have a limit of their own
+// (fast_path_max_in_memory, with `in_memory_limit`): every other engine pays a thread hop per
+// READ there, so the calling thread is the fastest place to copy a file of a few MiB.
+bool FitsFastPath(FastPathHints& hints, const Tuning& tuning, bool in_memory_limit, int fd,
+                  const struct stat& st) {
+  if (!S_ISREG(st.st_mode) || st.st_size <= 0) return false;
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (!in_memory_limit) return size <= tuning.fast_path_max;
+  const uint64_t in_memory_max = tuning.fast_path_max_in_memory;
+  if (size <= std::min(tuning.fast_path_max, in_memory_max)) return true;
+  if (size > std::max(tuning.fast_path_max, in_memory_max)) return false;
+  // Between the two limits, the filesystem decides (fstatfs works on an O_PATH descriptor).
+  bool in_memory = hints.InMemory(st.st_dev);
+  if (!in_memory && InMemoryFilesystem(fd)) {
+    hints.SetInMemory(st.st_dev);
+    in_memory = true;
+  }
+  return size <= (in_memory ? in_memory_max : tuning.fast_path_max);
 }
 
 enum class Outcome { kHit, kMiss, kFailed, kJsException };
@@ -68,10 +83,12 @@ struct SmallDest {
 };
 
 // One fast-path read of `path`. A hit leaves a Buffer in *value, or, when the result went into
-// `small`, nullptr there and the byte count in *small_length.
+// `small`, nullptr there and the byte count in *small_length. `in_memory_limit`: tmpfs and
+// ramfs files are read up to their own limit (not in readMany's runs, where up to
+// kCachedRunMax files are read in one call and the larger limit would add up).
 Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags,
-                   const Confinement& confinement, SmallDest small, napi_value* value,
-                   size_t* small_length, Failure* failure) {
+                   const Confinement& confinement, bool in_memory_limit, SmallDest small,
+                   napi_value* value, size_t* small_length, Failure* failure) {
   // Flags that create or truncate are never for the fast path (RESOLVE_CACHED refuses them).
   if ((flags & (O_CREAT | O_TRUNC | O_TMPFILE)) != 0) return Outcome::kMiss;
   // What the path names is looked at before it is opened, unless it named a small regular
@@ -95,10 +112,11 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
       *failure = Failure::Errno(errno, Syscall::kOpen);
       return Outcome::kFailed;
     }
-    const int stat_result = fstat(probe, &st);
+    const bool fits = fstat(probe, &st) == 0 &&
+                      FitsFastPath(hints, instance.tuning, in_memory_limit, probe, st);
     close(probe);
     // Files without a size, and large ones, are for the engines that do not hold the loop.
-    if (stat_result < 0 || !FitsFastPath(st, instance.tuning.fast_path_max)) return Outcome::kMiss;
+    if (!fits) return Outcome::kMiss;
   }
   // Nonblocking in case the name no longer names a regular file.
   how.flags = static_cast<uint64_t>(flags | O_CLOEXEC | O_NONBLOCK);
@@ -109,7 +127,7 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     *failure = Failure::Errno(errno, Syscall::kOpen);
     return Outcome::kFailed;
   }
-  if (fstat(fd, &st) < 0 || !FitsFastPath(st, instance.tuning.fast_path_max)) {
+  if (fstat(fd, &st) < 0 || !FitsFastPath(hints, instance.tuning, in_memory_limit, fd, st)) {
     if (remember) hints.Forget(path);
     close(fd);
     return Outcome::kMiss;
@@ -171,7 +189,7 @@ Napi::Value CachedRead(const Napi::CallbackInfo& info, Instance& instance) {
   }
   napi_value value = nullptr;
   size_t pooled = 0;
-  switch (ReadCached(env, instance, path.c_str(), flags, ConfinementFromJs(info, 3), small,
+  switch (ReadCached(env, instance, path.c_str(), flags, ConfinementFromJs(info, 3), true, small,
                      &value, &pooled, &failure)) {
     case Outcome::kHit:
       if (value == nullptr) napi_create_uint32(env, static_cast<uint32_t>(pooled), &value);
@@ -231,7 +249,7 @@ Napi::Value CachedReadBatch(const Napi::CallbackInfo& info, Instance& instance,
     }
     napi_value value = nullptr;
     size_t small = 0;
-    switch (ReadCached(env, instance, path.c_str(), flags, confinement,
+    switch (ReadCached(env, instance, path.c_str(), flags, confinement, false,
                        SmallDest{slots + k * kSmallFileMax, kSmallFileMax}, &value, &small,
                        &failure)) {
       case Outcome::kHit:

@@ -17,8 +17,11 @@ namespace smartread {
 // What a calibration profile may change (see src/ts/tuning.ts), with the defaults measured on
 // the machines smartread was written on.
 struct Tuning {
-  // The cache-hit fast path reads files up to this size on the calling thread.
+  // The cache-hit fast path reads files up to this size on the calling thread...
   uint64_t fast_path_max = uint64_t{256} << 10;
+  // ...and up to this size on tmpfs and ramfs, whose reads never wait and where every other
+  // engine pays a thread hop per READ (io_uring runs every tmpfs READ on a worker).
+  uint64_t fast_path_max_in_memory = uint64_t{2} << 20;
   // io_uring reads a larger file in chunks of this size, this many in flight.
   uint64_t uring_chunk = uint64_t{2} << 20;
   uint32_t uring_in_flight = 8;

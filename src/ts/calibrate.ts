@@ -9,7 +9,7 @@ import { smartRead } from './read_async';
 import { evictFromPageCache, pageCacheResidency } from './page_cache';
 import { uringAvailability } from './strategies';
 import { setTuning, tuning, type Profile, type Tuning } from './tuning';
-import { explain } from './explain';
+import { explain, memoryFilesystems } from './explain';
 
 export interface CalibrateOptions {
   /** Where the trial files go (default: os.tmpdir()); the profile is for reads there. */
@@ -127,7 +127,7 @@ export async function calibrate(options: CalibrateOptions = {}): Promise<Profile
     for (const chunk of quick ? [MiB, 2 * MiB, 4 * MiB] : [MiB, 2 * MiB, 4 * MiB, 8 * MiB]) {
       for (const inFlight of quick ? [4, 8] : [4, 8, 16]) candidates.push([chunk, inFlight]);
     }
-    setTuning({ fastPathMax: 64 * MiB });
+    setTuning({ fastPathMax: 64 * MiB, fastPathMaxInMemory: 64 * MiB });
     log(`warm reads in ${dir}:`);
     const warm = await measureWarm(dir, sizes, log);
     setTuning(before);
@@ -141,7 +141,9 @@ export async function calibrate(options: CalibrateOptions = {}): Promise<Profile
       if (!w.fastPath) break;
       fastPathMax = w.size;
     }
-    chosen.fastPathMax = fastPathMax;
+    // On tmpfs or ramfs it is their own limit that was measured.
+    if (memoryFilesystems.includes(explain(dir).device.filesystem)) chosen.fastPathMaxInMemory = fastPathMax;
+    else chosen.fastPathMax = fastPathMax;
     if (typeof cold !== 'string') {
       const best = cold.reduce((a, b) => (b.mbPerSec > a.mbPerSec ? b : a));
       chosen.uringChunk = best.chunk;
@@ -183,6 +185,6 @@ export function profileTable(profile: Profile): string {
     lines.push('', `cold reads: ${cold.skipped}`);
   }
   const t = profile.tuning;
-  lines.push('', `chosen: fastPathMax ${t.fastPathMax}, uringChunk ${t.uringChunk}, uringInFlight ${t.uringInFlight}, uringAsyncFrom ${t.uringAsyncFrom} (not measured)`);
+  lines.push('', `chosen: fastPathMax ${t.fastPathMax}, fastPathMaxInMemory ${t.fastPathMaxInMemory}, uringChunk ${t.uringChunk}, uringInFlight ${t.uringInFlight}, uringAsyncFrom ${t.uringAsyncFrom} (not measured)`);
   return lines.join('\n');
 }

@@ -29,7 +29,7 @@ export interface ExplainOptions {
 
 // Filesystems whose pages are always in memory. Linux refuses RWF_NOWAIT on them (shmem:
 // EOPNOTSUPP), so the fast path reads them with a plain read, which cannot wait for a device.
-const memoryFilesystems: readonly string[] = ['tmpfs', 'ramfs'];
+export const memoryFilesystems: readonly string[] = ['tmpfs', 'ramfs'];
 
 function isFailure(result: RawResult | number | null): result is RawFailure {
   return result !== null && typeof result === 'object' && (result as RawFailure).errno !== undefined;
@@ -49,11 +49,17 @@ function onRing(st: fs.BigIntStats): { strategy: ReadPath; reason: string } {
   return { strategy: 'uring', reason: `io_uring reads its ${size} bytes (≤ ${kUringChunk}) in one READ` };
 }
 
+// The largest file the fast path reads: tmpfs and ramfs have a limit of their own.
+function fastPathLimit(inMemory: boolean): number {
+  const t = tuning();
+  return inMemory ? t.fastPathMaxInMemory : t.fastPathMax;
+}
+
 // Why a path the fast path was tried on did not take it. (The page cache cannot tell after the
 // fact: a refused RWF_NOWAIT read starts readahead, so the pages may be arriving by now.)
-function missReason(st: fs.BigIntStats): string {
+function missReason(st: fs.BigIntStats, inMemory: boolean): string {
   const size = Number(st.size);
-  const fastPathMaxSize = tuning().fastPathMax;
+  const fastPathMaxSize = fastPathLimit(inMemory);
   if (!st.isFile()) return 'not a regular file, so not for the fast path';
   if (size === 0) return 'stat gives no size (an empty or procfs-like file), so not for the fast path';
   if (size > fastPathMaxSize) return `${size} bytes > the fast path's ${fastPathMaxSize}`;
@@ -98,14 +104,15 @@ export function explain(path: PathOrFd, options?: ExplainOptions | null): Explan
   const forced = options != null && typeof options === 'object' && (options.strategy ?? 'auto') !== 'auto';
   let why = '';
   if (engine.readNow !== undefined) {
+    const inMemory = memoryFilesystems.includes(device.filesystem);
     if (probe !== null) {
-      const fastPathMaxSize = tuning().fastPathMax;
-      const how = memoryFilesystems.includes(device.filesystem)
+      const fastPathMaxSize = fastPathLimit(inMemory);
+      const how = inMemory
         ? `always in memory on ${device.filesystem}, and ${st.size} bytes ≤ ${fastPathMaxSize}: read on the calling thread (openat2 RESOLVE_CACHED, then a plain read: ${device.filesystem} refuses RWF_NOWAIT)`
         : `cached in memory and ${st.size} bytes ≤ ${fastPathMaxSize}: read on the calling thread (openat2 RESOLVE_CACHED, preadv2 RWF_NOWAIT)`;
       return explained('fast-path', how);
     }
-    why = isPath ? missReason(st) : 'a file descriptor does not take the fast path';
+    why = isPath ? missReason(st, inMemory) : 'a file descriptor does not take the fast path';
   }
   const lead = why === '' ? '' : `${why}; `;
   if (engine.name === 'threadpool') {

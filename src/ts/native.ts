@@ -60,8 +60,8 @@ export interface NativeBinding {
   setup(options: { maxLength: number }): void;
   readonly features: { liburing: boolean };
   /** The thresholds of this environment (instance.h Tuning), and a change of them. */
-  tuning(): { fastPathMax: number; uringChunk: number; uringInFlight: number; uringAsyncFrom: number };
-  setTuning(tuning: { fastPathMax: number; uringChunk: number; uringInFlight: number; uringAsyncFrom: number }): void;
+  tuning(): { fastPathMax: number; fastPathMaxInMemory: number; uringChunk: number; uringInFlight: number; uringAsyncFrom: number };
+  setTuning(tuning: { fastPathMax: number; fastPathMaxInMemory: number; uringChunk: number; uringInFlight: number; uringAsyncFrom: number }): void;
   /** The slab that small results are read into from now on (held by the addon). */
   setPool(pool: Buffer): void;
   /** Engine.readFileSync, plus: a regular file of at most 4 KiB that fits in the pool after

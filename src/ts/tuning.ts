@@ -4,8 +4,10 @@ import { native } from './engine';
 import { invalidArgValue, withCode } from './errors';
 
 export interface Tuning {
-  /** The cache-hit fast path reads cached files up to this many bytes on the calling thread. */
+  /** The cache-hit fast path reads cached files up to this many bytes on the calling thread... */
   fastPathMax: number;
+  /** ...and files up to this many bytes on tmpfs and ramfs, which are always in memory. */
+  fastPathMaxInMemory: number;
   /** io_uring reads a larger file in chunks of this many bytes... */
   uringChunk: number;
   /** ...with this many in flight (1 to 16). */
@@ -24,6 +26,7 @@ export interface Profile {
 const MiB = 1024 * 1024;
 const limits: Record<keyof Tuning, { min: number; max: number; multipleOf?: number }> = {
   fastPathMax: { min: 0, max: 64 * MiB },
+  fastPathMaxInMemory: { min: 0, max: 64 * MiB },
   uringChunk: { min: 4096, max: 64 * MiB, multipleOf: 4096 },
   uringInFlight: { min: 1, max: 16 },
   uringAsyncFrom: { min: 0, max: Number.MAX_SAFE_INTEGER },
@@ -31,7 +34,7 @@ const limits: Record<keyof Tuning, { min: number; max: number; multipleOf?: numb
 const names = Object.keys(limits) as Array<keyof Tuning>;
 
 // The addon's own defaults (instance.h); the JS engine keeps the same numbers to report.
-let current: Tuning = native ? native.tuning() : { fastPathMax: 256 * 1024, uringChunk: 2 * MiB, uringInFlight: 8, uringAsyncFrom: 512 * 1024 };
+let current: Tuning = native ? native.tuning() : { fastPathMax: 256 * 1024, fastPathMaxInMemory: 2 * MiB, uringChunk: 2 * MiB, uringInFlight: 8, uringAsyncFrom: 512 * 1024 };
 
 /** The thresholds in use in this thread. */
 export function tuning(): Tuning {
