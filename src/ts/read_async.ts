@@ -101,6 +101,11 @@ function flagsOrNull(flag: unknown): number | null {
 // How many cache hits readMany's lanes take in one turn of the event loop: ~64 × 4 µs, a
 // fraction of a millisecond.
 const kHitsBeforeYield = 64;
+// The first run of a readMany call, and the first after a cold stretch, is this short: on a cold
+// list each miss costs the calling thread tens of µs (RWF_NOWAIT starts the readahead before it
+// gives EAGAIN), and a whole run of misses would hold the loop for milliseconds. A run with a hit
+// lets the next be as long as the engine takes (kCachedRunMax).
+const kFirstRun = 16;
 
 // One 'abort' listener per signal, shared by all the reads waiting on it (hundreds, in a
 // readMany), removed when the last of them settles.
@@ -272,6 +277,7 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
   // that doubles with each such run; those paths go straight to the engine. A hit ends it.
   let fastPathFrom = 0;
   let coldStretch = 0;
+  let runLength = kFirstRun;
 
   const store = (i: number, value: Buffer | string) => {
     results[i] = settle ? { status: 'fulfilled', value } : value;
@@ -345,7 +351,7 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
       }
       // A run of paths tried by the fast path in one call (misses are shared out among the
       // lanes through `missed`). A hit from a run is timed from the start of its run.
-      const want = Math.min(kCachedRunMax, list.length - start);
+      const want = Math.min(runLength, list.length - start);
       const started = timing() ? performance.now() : -1;
       const endUse = common.root?.use();
       let count: number;
@@ -370,8 +376,10 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
       if (hits === 0) {
         coldStretch = Math.min(Math.max(coldStretch * 2, 64), 1024);
         fastPathFrom = next + coldStretch;
+        runLength = kFirstRun;
       } else {
         coldStretch = 0;
+        runLength = kCachedRunMax;
       }
     }
   };
