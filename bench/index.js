@@ -68,7 +68,7 @@ const { drivers } = require('./drivers');
 const { smartread } = require('./smartread');
 const { defaultSizes, parseSize, sizeLabel, trialsFor, DEFAULT_MANY_FILES, DEFAULT_TREE_FILES } = require('./trials');
 const { defaultTargetDirs, describeTarget, deviceTargets } = require('./targets');
-const { LoopStallRecorder, poolLoopStalls, RESOLUTION_MS: LOOP_RESOLUTION_MS } = require('./loop_stall');
+const { LoopStallRecorder, poolLoopStalls, idleLoopStall, RESOLUTION_MS: LOOP_RESOLUTION_MS } = require('./loop_stall');
 const { ResourceRecorder, poolResources } = require('./resources');
 const report = require('./report');
 const { touchEveryPage, sumEveryWord } = require('./consume');
@@ -436,6 +436,11 @@ async function runTarget(target, trials, driverStatus, options) {
   return results;
 }
 
+// How long the idle event loop is watched for the floor of the loop-stall figures: as long as
+// 20 of a driver's rounds (a smoke run's 1 ms rounds make it short), at most this.
+const IDLE_LOOP_MS = 2000;
+const IDLE_LOOP_MS_FULL = 10000;
+
 async function main(options) {
   const startedAt = new Date();
   const started = performance.now();
@@ -470,6 +475,9 @@ async function main(options) {
     + `${options.full ? `; cold trials ${COLD_OPERATIONS_PER_ROUND} operations per round` : ''}\n`);
   for (const s of skipped) progress(`skipped driver ${s.driver.name}: ${s.available}\n`);
 
+  // Before the trials, so that nothing of theirs (files to remove, a GC) is still running.
+  const loopFloor = await idleLoopStall(Math.min(options.full ? IDLE_LOOP_MS_FULL : IDLE_LOOP_MS, 20 * options.time));
+  progress(`${report.describeLoopFloor(loopFloor)}\n`);
   const targetResults = [];
   for (const [i, target] of targets.entries()) {
     progress(`[${i + 1}/${targets.length}] ${report.targetHeading(target)}\n`);
@@ -485,6 +493,7 @@ async function main(options) {
   }
   console.log('');
   for (const s of skipped) console.log(`skipped: ${s.driver.name}: ${s.available}`);
+  console.log(`loop:     ${report.describeLoopFloor(loopFloor)}`);
   console.log(`engine:   ${report.describeEngine(engine)}`);
   console.log(`machine:  ${report.describeMachine(machine)}`);
   console.log(`run time: ${report.formatDuration(durationMs)}`);
@@ -512,6 +521,7 @@ async function main(options) {
     },
     machine,
     engine,
+    loopFloor,
     drivers: driverStatus.map((s) => ({
       name: s.driver.name,
       shape: s.driver.shape,

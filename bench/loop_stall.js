@@ -51,6 +51,19 @@ class LoopStallRecorder {
   }
 }
 
+/**
+ * The stalls of an event loop with nothing to do for `ms`: the floor under every driver's
+ * figures. On a VM the host takes the CPU away now and then, and a loop that only waits stalls
+ * for milliseconds too; a driver's stall near this floor is the machine's, not the driver's.
+ */
+async function idleLoopStall(ms) {
+  const recorder = new LoopStallRecorder();
+  recorder.start();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  await recorder.stop();
+  return { ...recorder.result(), durationMs: ms };
+}
+
 /** The figures of several recorders' results as one, in the same terms. */
 function poolLoopStalls(results) {
   const present = results.filter(Boolean);
@@ -64,4 +77,4 @@ function poolLoopStalls(results) {
   };
 }
 
-module.exports = { LoopStallRecorder, poolLoopStalls, RESOLUTION_MS };
+module.exports = { LoopStallRecorder, poolLoopStalls, idleLoopStall, RESOLUTION_MS };

@@ -220,6 +220,12 @@ function describeMachine(m) {
 }
 
 /** The run as a Markdown document: what ran where, a table per target, the chart beside it. */
+/** The idle loop's stalls, the floor under the "loop max/p99 ms" column, as one line. */
+function describeLoopFloor(floor) {
+  return `an idle event loop, watched for ${formatNumber(floor.durationMs / 1000)} s before the trials, stalled up to ${formatNumber(floor.maxMs)} ms `
+    + `(p99 ${formatNumber(floor.p99Ms)} ms): the machine's own floor under every driver's loop max/p99`;
+}
+
 function markdownReport(document, chartFile) {
   const o = document.options;
   const lines = [
@@ -230,6 +236,7 @@ function markdownReport(document, chartFile) {
     `- run time: ${formatDuration(document.durationMs)}`,
     `- machine: ${document.machine.hostname}: ${describeMachine(document.machine)}`,
     `- engine: ${describeEngine(document.engine)}`,
+    ...(document.loopFloor ? [`- loop: ${describeLoopFloor(document.loopFloor)}`] : []),
     '',
     legend(o.loopResolutionMs).split('\n').map((l) => (l.startsWith('  ') ? `  ${l.trim()}` : `- ${l}`)).join('\n'),
     '',
@@ -258,5 +265,6 @@ module.exports = {
   machineInfo,
   describeEngine,
   describeMachine,
+  describeLoopFloor,
   markdownReport,
 };

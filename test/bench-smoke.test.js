@@ -127,6 +127,10 @@ describe('a bench run at tiny sizes', () => {
     assert.equal(doc.format, 'smartread-bench/3');
     assert.equal(doc.machine.node, process.version);
     assert.ok(doc.machine.cpu && doc.machine.cores > 0 && doc.machine.kernel && doc.machine.hostname, 'machine described');
+    // The idle loop's floor: watched for 20 rounds of 1 ms here, with the stalls it saw.
+    assert.equal(doc.loopFloor.durationMs, 20);
+    assert.ok(doc.loopFloor.stretches === 1 && doc.loopFloor.intervals > 0 && doc.loopFloor.maxMs >= doc.loopFloor.p99Ms, JSON.stringify(doc.loopFloor));
+    assert.match(run.stdout, /loop: +an idle event loop, watched for 0.02 s before the trials, stalled up to/);
     assert.deepEqual(doc.targets.map((t) => t.dir), [tempDirs.disk, ...(tempDirs.tmpfs ? [tempDirs.tmpfs] : [])]);
     for (const target of doc.targets) {
       const onTmpfs = target.dir === tempDirs.tmpfs;
