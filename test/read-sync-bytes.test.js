@@ -12,7 +12,7 @@ const { pathToFileURL } = require('node:url');
 const { smartReadSync } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, openFdCount, isOpenFd, patternBuffer, writePattern, assertSameBytes,
-  thrownBy, waitForExit,
+  thrownBy, waitForExit, errorFacts,
 } = require('./helpers');
 
 checkNoFdLeak({ spawnsChildren: true });
@@ -119,6 +119,76 @@ describe('files whose size the kernel does not report', () => {
       }
     });
   }
+});
+
+// smartReadSync remembers the size a name had and reads it again without fstat, checking that
+// the file still ends there; whatever the name holds now must be read as fs.readFileSync reads it.
+describe('a name read before, then changed', () => {
+  for (const { kind, dir } of tempDirs.all) {
+    test(`${kind}: other bytes of the same size, shrunk, grown by one byte, emptied, 1 MiB and more`, () => {
+      const file = path.join(dir, 'changing');
+      const versions = [
+        patternBuffer(4096), Buffer.alloc(4096, 0x5a), patternBuffer(4095), patternBuffer(4096),
+        patternBuffer(4097), Buffer.alloc(0), patternBuffer(64 * KiB), patternBuffer(MiB), patternBuffer(MiB + 1),
+        patternBuffer(MiB),
+      ];
+      for (const [i, version] of versions.entries()) {
+        fs.writeFileSync(file, version);
+        // Twice each: once after the change, once with the new size known.
+        for (const round of [1, 2]) {
+          assertSameBytes(smartReadSync(file), version, `version ${i} (${version.length} bytes), read ${round}`);
+        }
+      }
+    });
+  }
+
+  test('replaced by a directory, removed, replaced by a symlink loop: the errors of fs.readFileSync', () => {
+    const file = path.join(tempDirs.disk, 'then-gone');
+    const change = {
+      directory: () => fs.mkdirSync(file),
+      removed: () => {},
+      'symlink loop': () => fs.symlinkSync(path.basename(file), file),
+    };
+    for (const [what, make] of Object.entries(change)) {
+      fs.writeFileSync(file, patternBuffer(4096));
+      assertSameBytes(smartReadSync(file), patternBuffer(4096), `${what}: before`);
+      fs.rmSync(file);
+      make();
+      try {
+        assert.deepEqual(errorFacts(thrownBy(() => smartReadSync(file), what)), errorFacts(thrownBy(() => fs.readFileSync(file), what)), what);
+      } finally {
+        fs.rmSync(file, { recursive: true, force: true });
+      }
+    }
+  });
+
+  // The dangerous change: a FIFO whose writer has written exactly as many bytes as the file had
+  // and then pauses. A read of that many bytes and one more would stop there; the bytes after
+  // the pause are part of what fs.readFileSync returns.
+  test('replaced by a FIFO whose writer pauses after as many bytes as the file had', async () => {
+    const file = path.join(tempDirs.disk, 'then-fifo');
+    const expected = patternBuffer(4096 + 100);
+    fs.writeFileSync(file, expected.subarray(0, 4096));
+    assertSameBytes(smartReadSync(file), expected.subarray(0, 4096), 'the regular file');
+    fs.rmSync(file);
+    const mkfifo = spawn('mkfifo', [file], { stdio: 'inherit' });
+    assert.deepEqual(await waitForExit(mkfifo), { code: 0, signal: null });
+    try {
+      const writer = spawn(process.execPath, ['-e', `
+        const fs = require('node:fs');
+        const bytes = Buffer.from(process.argv[2], 'base64');
+        const fd = fs.openSync(process.argv[1], 'w');
+        fs.writeSync(fd, bytes.subarray(0, 4096));
+        setTimeout(() => { fs.writeSync(fd, bytes.subarray(4096)); fs.closeSync(fd); }, 200);
+      `, file, expected.toString('base64')], { stdio: 'inherit' });
+      // Blocks in open(2) until the writer has opened the other end, then reads to EOF.
+      const actual = smartReadSync(file);
+      assert.deepEqual(await waitForExit(writer), { code: 0, signal: null });
+      assertSameBytes(actual, expected, 'every byte the FIFO delivered');
+    } finally {
+      fs.rmSync(file);
+    }
+  });
 });
 
 describe('path forms', () => {

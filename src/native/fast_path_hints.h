@@ -32,6 +32,23 @@ class FastPathHints {
     regular_[Hash(path)] = Known{size, batchable};
   }
   void Forget(const char* path) { regular_.erase(Hash(path)); }
+  // The size a name had when last read, by any reader (smartReadSync reads it as before).
+  bool KnownSize(const char* path, uint64_t* size) const {
+    const auto found = regular_.find(Hash(path));
+    if (found == regular_.end()) return false;
+    *size = found->second.size;
+    return true;
+  }
+  // A regular file of `size` read by a reader that does not know its filesystem: whether
+  // readMany may batch it stays as the fast path found it (not, until the fast path reads it).
+  void NoteSize(const char* path, uint64_t size) {
+    const auto found = regular_.find(Hash(path));
+    if (found != regular_.end()) {
+      found->second.size = size;
+      return;
+    }
+    SetRegular(path, size, false);
+  }
 
   // Devices found to be tmpfs or ramfs, which refuse RWF_NOWAIT and need no waiting: for a
   // second at a time, so that a device number freed by an unmount and given to another

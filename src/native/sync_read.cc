@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -60,15 +61,51 @@ Failure ReadToEof(napi_env env, Instance& instance, int fd, napi_value* out) {
   return {};
 }
 
+// The largest file read without fstat by ReadAsBefore: past it, the fstat saved is nothing
+// next to the copy.
+constexpr uint64_t kAsBeforeMax = uint64_t{1} << 20;
+
+// A name that held a regular file of `size` bytes when last read is read as if it still did:
+// one preadv2 at offset 0 of `size` bytes into the result and one more byte aside, no fstat.
+// Exactly `size` bytes and nothing past them is the whole file, as node:fs (which reads the
+// size fstat gives) would have read it. Anything else (another size, an error, a file that
+// cannot be read at an offset, which is what a FIFO, socket or terminal put in its place is:
+// ESPIPE, with nothing consumed) returns false with nothing read that counts: the caller reads
+// the fd from the start, as for a name it does not know.
+bool ReadAsBefore(napi_env env, Instance& instance, int fd, uint64_t size, PoolSlot pool,
+                  napi_value* out) {
+  DestBuffer dest;
+  const bool pooled = pool.offset >= 0 && size <= Instance::kPooledMax &&
+                      static_cast<uint64_t>(pool.offset) + size <= instance.pool_length;
+  if (pooled) {
+    dest.data = instance.pool_data + pool.offset;
+  } else if (!NewDestBuffer(env, static_cast<size_t>(size), &dest)) {
+    napi_value ignored;
+    napi_get_and_clear_last_exception(env, &ignored);
+    return false;
+  }
+  uint8_t past;
+  iovec iov[2] = {{dest.data, static_cast<size_t>(size)}, {&past, 1}};
+  ssize_t n;
+  do {
+    n = preadv2(fd, iov, 2, 0, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(size)) return false;
+  if (pooled) return napi_create_uint32(env, static_cast<uint32_t>(size), out) == napi_ok;
+  *out = dest.value;
+  return true;
+}
+
 }  // namespace
 
 Failure ReadWholeFd(napi_env env, Instance& instance, int fd, bool own_fd, bool stat_first,
-                    PoolSlot pool, napi_value* out) {
+                    PoolSlot pool, napi_value* out, uint64_t* regular_size) {
   if (stat_first) {
     struct stat st;
     if (fstat(fd, &st) < 0) return Failure::Errno(errno, Syscall::kFstat);
     if (S_ISREG(st.st_mode) && st.st_size > 0) {
       const uint64_t size = static_cast<uint64_t>(st.st_size);
+      if (regular_size != nullptr) *regular_size = size;
       if (pool.offset >= 0 && size <= Instance::kPooledMax &&
           static_cast<uint64_t>(pool.offset) + size <= instance.pool_length) {
         ssize_t n = ReadFully(fd, instance.pool_data + pool.offset, static_cast<size_t>(size));
@@ -96,9 +133,25 @@ Napi::Value ReadFileSync(const Napi::CallbackInfo& info, Instance& instance) {
   } else {
     PathArg path;
     if (!path.From(env, info[0], &failure)) return FailureToJs(info.Env(), failure);
-    const int fd = OpenForRead(path.c_str(), flags, ConfinementFromJs(info, 4));
+    const Confinement confinement = ConfinementFromJs(info, 4);
+    const int fd = OpenForRead(path.c_str(), flags, confinement);
     if (fd < 0) return FailureToJs(info.Env(), Failure::Errno(errno, Syscall::kOpen));
-    failure = ReadWholeFd(env, instance, fd, true, true, pool, &result);
+    // Names of a confined read are relative to a root, and flags other than a plain read may
+    // have changed the file (O_TRUNC) or forbid reading it: those are never read as before.
+    const bool plain = !confinement.confined() && flags == O_RDONLY;
+    FastPathHints& hints = instance.fast_path;
+    uint64_t known = 0;
+    if (plain && hints.KnownSize(path.c_str(), &known) && known <= kAsBeforeMax &&
+        ReadAsBefore(env, instance, fd, known, pool, &result)) {
+      close(fd);
+      return Napi::Value(env, result);
+    }
+    uint64_t regular_size = 0;
+    failure = ReadWholeFd(env, instance, fd, true, true, pool, &result, &regular_size);
+    if (plain && !failure.failed()) {
+      if (regular_size > 0) hints.NoteSize(path.c_str(), regular_size);
+      else if (known > 0) hints.Forget(path.c_str());
+    }
     // Linux releases the descriptor even when close(2) reports EINTR: never retry it.
     if (close(fd) < 0 && !failure.failed() && errno != EINTR) {
       failure = Failure::Errno(errno, Syscall::kClose);

@@ -20,8 +20,9 @@ struct PoolSlot {
 // says the fd was opened for this read, so its position need not be honoured.
 // On success sets *out to a Buffer, or to the byte count when the file was small enough to be
 // read into the pool slot; a kJsException failure means an exception is pending.
+// `regular_size`, where given, is set to the size of a regular file with one (else left).
 Failure ReadWholeFd(napi_env env, Instance& instance, int fd, bool own_fd, bool stat_first,
-                    PoolSlot pool, napi_value* out);
+                    PoolSlot pool, napi_value* out, uint64_t* regular_size = nullptr);
 
 // readFileSync(target: string | Buffer | fd, flags: number, statUserFd: boolean,
 //              poolOffset: number)
@@ -29,7 +30,8 @@ Failure ReadWholeFd(napi_env env, Instance& instance, int fd, bool own_fd, bool 
 // A regular file of at most Instance::kPooledMax bytes that fits in the pool after poolOffset
 // (-1: do not pool) is read there; the caller returns a view of the pool.
 // A user fd is read from its position and left open; a path is opened with O_CLOEXEC and
-// closed before returning.
+// closed before returning. A path read before as a small regular file is read without fstat
+// (see ReadAsBefore in sync_read.cc).
 Napi::Value ReadFileSync(const Napi::CallbackInfo& info, Instance& instance);
 
 }  // namespace smartread
