@@ -219,13 +219,13 @@ function describeMachine(m) {
   return `${m.cpu}, ${m.cores} cores, ${m.kernel}, node ${m.node}, transparent hugepages: ${m.transparentHugepages}, 1-min load before the run ${m.loadAverage1m}`;
 }
 
-/** The run as a Markdown document: what ran where, a table per target, the chart beside it. */
 /** The idle loop's stalls, the floor under the "loop max/p99 ms" column, as one line. */
 function describeLoopFloor(floor) {
   return `an idle event loop, watched for ${formatNumber(floor.durationMs / 1000)} s before the trials, stalled up to ${formatNumber(floor.maxMs)} ms `
     + `(p99 ${formatNumber(floor.p99Ms)} ms): the machine's own floor under every driver's loop max/p99`;
 }
 
+/** The run as a Markdown document: what ran where, a table per target, the chart beside it. */
 function markdownReport(document, chartFile) {
   const o = document.options;
   const lines = [
