@@ -13,10 +13,11 @@
 // bench-smoke (the bench harness, no engine code of its own), races and read-sync-races (timing
 // races that need speed to race), and uring-lifecycle's slow worker terminations are cut to 10.
 'use strict';
-const { spawn, spawnSync, execFileSync } = require('node:child_process');
+const { spawnSync, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { runTap, describeFailures } = require('./tap');
 
 const root = path.resolve(__dirname, '..');
 const skipped = new Set(['bench-smoke.test.js', 'races.test.js', 'read-sync-races.test.js']);
@@ -53,31 +54,8 @@ function runTests(scratch, env) {
   const files = fs.readdirSync(path.join(scratch, 'test'))
     .filter((f) => f.endsWith('.test.js') && !skipped.has(f)).sort().map((f) => path.join('test', f));
   process.stdout.write(`# asan: ${files.length} test files; skipped: ${[...skipped].join(', ')}\n`);
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--test', '--test-reporter=tap', ...extraArgs, ...files], {
-      cwd: scratch, env, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const counts = { pass: 0, fail: 0, skipped: 0 };
-    let reports = 0;
-    let tail = '';
-    child.stdout.on('data', (chunk) => {
-      process.stdout.write(chunk);
-      // node:test forwards a test file's stderr into its report.
-      reports += (chunk.toString().match(/ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer/g) ?? []).length;
-      tail += chunk.toString();
-      const lines = tail.split('\n');
-      tail = lines.pop();
-      for (const line of lines) {
-        const m = /^# (pass|fail|skipped) (\d+)$/.exec(line);
-        if (m) counts[m[1]] = Number(m[2]);
-      }
-    });
-    child.stderr.on('data', (chunk) => {
-      process.stderr.write(chunk);
-      const text = chunk.toString();
-      reports += (text.match(/ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer/g) ?? []).length;
-    });
-    child.on('close', (code) => resolve({ ...counts, code, reports }));
+  return runTap(process.execPath, ['--test', '--test-reporter=tap', ...extraArgs, ...files], {
+    cwd: scratch, env, stdio: ['ignore', 'pipe', 'pipe'],
   });
 }
 
@@ -95,8 +73,9 @@ function runTests(scratch, env) {
       UBSAN_OPTIONS: 'halt_on_error=1:print_stacktrace=1',
     };
     const r = await runTests(scratch, env);
-    process.stdout.write(`\nasan: ${r.pass} passed, ${r.fail} failed, ${r.skipped} skipped, ${r.reports} sanitizer reports\n`);
-    process.exitCode = r.code === 0 && r.fail === 0 && r.pass > 0 && r.reports === 0 ? 0 : 1;
+    if (r.failures.length > 0) process.stdout.write(`\n# failed:\n${describeFailures(r.failures).join('\n')}\n`);
+    process.stdout.write(`\nasan: ${r.pass} passed, ${r.fail} failed, ${r.skipped} skipped, ${r.sanitizerReports} sanitizer reports\n`);
+    process.exitCode = r.code === 0 && r.fail === 0 && r.pass > 0 && r.sanitizerReports === 0 ? 0 : 1;
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }

@@ -9,8 +9,8 @@
 // SMARTREAD_TEST_ABORTS raise that: 3,000 each took about 2 minutes here.)
 // Ends with one line counting every run; exits non-zero if anything failed.
 'use strict';
-const { spawn } = require('node:child_process');
 const path = require('node:path');
+const { runTap, describeFailures } = require('./tap');
 
 const root = path.resolve(__dirname, '..');
 const native = { SMARTREAD_REQUIRE_NATIVE: '1', SMARTREAD_FORCE_JS: '' };
@@ -24,37 +24,24 @@ const runs = [
 ];
 
 function run({ name, args, env }) {
-  return new Promise((resolve) => {
-    process.stdout.write(`\n# smartread stress: ${name}\n`);
-    const child = spawn(process.execPath, [args[0], '--test-reporter=tap', ...args.slice(1)], {
-      cwd: root,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const counts = { pass: 0, fail: 0, skipped: 0 };
-    let tail = '';
-    child.stdout.on('data', (chunk) => {
-      process.stdout.write(chunk);
-      tail += chunk.toString();
-      const lines = tail.split('\n');
-      tail = lines.pop();
-      for (const line of lines) {
-        const m = /^# (pass|fail|skipped) (\d+)$/.exec(line);
-        if (m) counts[m[1]] = Number(m[2]);
-      }
-    });
-    child.on('close', (code) => resolve({ ...counts, code }));
+  process.stdout.write(`\n# smartread stress: ${name}\n`);
+  return runTap(process.execPath, [args[0], '--test-reporter=tap', ...args.slice(1)], {
+    cwd: root,
+    env: { ...process.env, ...env },
   });
 }
 
 (async () => {
   const total = { pass: 0, fail: 0, skipped: 0 };
   let bad = false;
+  const failures = [];
   for (const r of runs) {
     const result = await run(r);
     for (const k of Object.keys(total)) total[k] += result[k];
     if (result.code !== 0 || result.pass === 0) bad = true;
+    failures.push(...result.failures);
   }
+  if (failures.length > 0) process.stdout.write(`\n# failed:\n${describeFailures(failures).join('\n')}\n`);
   process.stdout.write(`\nstress: ${total.pass} passed, ${total.fail} failed, ${total.skipped} skipped\n`);
   process.exit(bad || total.fail > 0 ? 1 : 0);
 })();

@@ -5,17 +5,22 @@
 // Extra arguments are passed to `node --test` (e.g. a single test file; the package checks are
 // then left out), except these:
 //   --native-only   the native pass only, no package checks (.ci/run on each extra Node line)
+//   --retry-failed  rerun, once, the test files of a pass's failures (.ci/run); failures that do
+//                   not come back are listed at the end as flaky and do not fail the run
 // The suite runs on SMARTREAD_TEST_NODE when set (a node binary), else on this node.
 'use strict';
-const { spawn, spawnSync } = require('node:child_process');
+const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
+const { runTap, describeFailures } = require('./tap');
 
 const root = path.resolve(__dirname, '..');
 const args = process.argv.slice(2);
+const ownFlags = ['--native-only', '--retry-failed'];
 const nativeOnly = args.includes('--native-only');
+const retryFailed = args.includes('--retry-failed');
 const files = args.filter((a) => !a.startsWith('-'));
-const flags = args.filter((a) => a.startsWith('-') && a !== '--native-only');
+const flags = args.filter((a) => a.startsWith('-') && !ownFlags.includes(a));
 const testFiles = files.length > 0 ? files : fs.readdirSync(path.join(root, 'test'))
   .filter((f) => f.endsWith('.test.js')).sort().map((f) => path.join('test', f));
 const node = process.env.SMARTREAD_TEST_NODE || process.execPath;
@@ -48,29 +53,29 @@ function runPackageCheck(check) {
 const testEnv = { ...process.env };
 delete testEnv.NODE_EXTRA_CA_CERTS;
 
-function run(pass) {
-  return new Promise((resolve) => {
-    const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
-    process.stdout.write(`\n# smartread tests: ${pass.name} engine, node ${version}\n`);
-    const child = spawn(node, ['--test', '--test-reporter=tap', ...flags, ...testFiles], {
-      cwd: root,
-      env: { ...testEnv, ...pass.env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const counts = { pass: 0, fail: 0, skipped: 0 };
-    let tail = '';
-    child.stdout.on('data', (chunk) => {
-      process.stdout.write(chunk);
-      tail += chunk.toString();
-      const lines = tail.split('\n');
-      tail = lines.pop();
-      for (const line of lines) {
-        const m = /^# (pass|fail|skipped) (\d+)$/.exec(line);
-        if (m) counts[m[1]] = Number(m[2]);
-      }
-    });
-    child.on('close', (code) => resolve({ ...counts, code }));
+function run(pass, which) {
+  const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  process.stdout.write(`\n# smartread tests: ${pass.name} engine, node ${version}${which === testFiles ? '' : `, again: ${which.join(' ')}`}\n`);
+  return runTap(node, ['--test', '--test-reporter=tap', ...flags, ...which], {
+    cwd: root,
+    env: { ...testEnv, ...pass.env },
   });
+}
+
+// With --retry-failed, the files of a pass's failed tests run once more. A failure that does not
+// come back is still named at the end, as flaky, for the next person to chase.
+async function runPass(pass) {
+  const first = await run(pass, testFiles);
+  const report = { ...first, flaky: [] };
+  if (!retryFailed || first.failures.length === 0) return report;
+  const rerun = [...new Set(first.failures.map((f) => f.file))];
+  if (rerun.includes(undefined)) return report;
+  const again = await run(pass, rerun);
+  if (again.code !== 0 || again.fail > 0 || again.pass === 0) {
+    return { ...report, failures: [...first.failures, ...again.failures] };
+  }
+  // Every test that failed passed on its second run: the pass counts it as passed.
+  return { ...report, code: 0, pass: first.pass + first.fail, fail: 0, failures: [], flaky: first.failures };
 }
 
 (async () => {
@@ -86,14 +91,17 @@ function run(pass) {
       if (!ok) bad = true;
     }
   }
+  const endLines = [];
   for (const pass of passes) {
-    const r = await run(pass);
+    const r = await runPass(pass);
     passed += r.pass;
     failed += r.fail;
     skipped += r.skipped;
     if (r.code !== 0 || r.pass === 0) bad = true;
+    if (r.failures.length > 0) endLines.push(`# ${pass.name} engine, failed:`, ...describeFailures(r.failures));
+    if (r.flaky.length > 0) endLines.push(`# ${pass.name} engine, FLAKY (failed, then passed when rerun):`, ...describeFailures(r.flaky));
   }
-  for (const line of checked) process.stdout.write(`\n# ${line}`);
+  for (const line of [...checked.map((c) => `# ${c}`), ...endLines]) process.stdout.write(`\n${line}`);
   process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
   process.exit(bad || failed > 0 ? 1 : 0);
 })();

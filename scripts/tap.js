@@ -1,0 +1,68 @@
+// Runs a `node --test --test-reporter=tap` child, passes its report through, and reads it: the
+// summary counts, and each failed test with where it is, so that a runner can name the failures
+// again at the end of a long log (CI shows only the log's tail) and rerun the files they are in.
+'use strict';
+const { spawn } = require('node:child_process');
+const path = require('node:path');
+
+const SANITIZER_REPORT = /ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer/g;
+
+/**
+ * Spawns `command args` with `options` (stdout is piped, stderr inherited unless options.stdio
+ * says otherwise) and resolves with { pass, fail, skipped, code, failures, sanitizerReports }.
+ * failures: [{ name, file }] for every failed test, nested ones included; `file` is the test file
+ * (relative to options.cwd) from the failure's location, or undefined when the report has none.
+ */
+function runTap(command, args, options) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], ...options });
+    const result = { pass: 0, fail: 0, skipped: 0, failures: [], sanitizerReports: 0 };
+    let pending; // the last failure seen, waiting for its location line
+    let tail = '';
+    const countSanitizerReports = (text) => {
+      result.sanitizerReports += (text.match(SANITIZER_REPORT) ?? []).length;
+    };
+    child.stdout.on('data', (chunk) => {
+      process.stdout.write(chunk);
+      const text = chunk.toString();
+      // node:test forwards a test file's stderr into its report.
+      countSanitizerReports(text);
+      tail += text;
+      const lines = tail.split('\n');
+      tail = lines.pop();
+      for (const line of lines) {
+        const count = /^# (pass|fail|skipped) (\d+)$/.exec(line);
+        if (count) result[count[1]] = Number(count[2]);
+        const failed = /^\s*not ok \d+ - (.*?)(?: # .*)?$/.exec(line);
+        if (failed) {
+          pending = { name: failed[1], file: testFileOf(failed[1], options.cwd) };
+          result.failures.push(pending);
+          continue;
+        }
+        const location = /^\s*location: '(.*):\d+:\d+'$/.exec(line);
+        if (location && pending) {
+          pending.file ??= testFileOf(location[1], options.cwd);
+          pending = undefined;
+        }
+      }
+    });
+    child.stderr?.on('data', (chunk) => {
+      process.stderr.write(chunk);
+      countSanitizerReports(chunk.toString());
+    });
+    child.on('close', (code) => resolve({ ...result, code }));
+  });
+}
+
+// A test file named by a failure: its location, or the name itself when a whole file failed.
+function testFileOf(text, cwd) {
+  if (!/\.test\.js$/.test(text)) return undefined;
+  return path.relative(cwd ?? process.cwd(), path.resolve(cwd ?? process.cwd(), text));
+}
+
+/** The lines that name each failure, for the end of a log. */
+function describeFailures(failures) {
+  return failures.map((f) => `#   not ok: ${f.name}${f.file ? ` (${f.file})` : ''}`);
+}
+
+module.exports = { runTap, describeFailures };
