@@ -6,6 +6,7 @@ const { test, describe, before } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
+const { execFileSync } = require('node:child_process');
 const { readInto, readIntoSync } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, writePattern, patternBuffer, assertSameBytes, errorFacts, thrownBy,
@@ -178,6 +179,40 @@ describe("errors are node:fs's", () => {
       const theirs = await outcomeOf(withFreshFd((f) => fs.readSync(f, ...args)));
       assert.deepEqual(await outcomeOf(withFreshFd((f) => readIntoSync(f, ...args))), theirs, `readIntoSync(fd, ${what})`);
       assert.deepEqual(await outcomeOf(withFreshFd(async (f) => (await readInto(f, ...args)).bytesRead)), theirs, `readInto(fd, ${what})`);
+    }
+  });
+
+  // Past 2^53 a number cannot name every byte: 2^53 + 1 as a number is 2^53. A sparse file on
+  // tmpfs (whose files may reach 2^63 - 1 bytes) holds different bytes at 2^53 and 2^53 + 1.
+  test('bigint positions past 2^53 read the bytes at exactly that offset, from a path and an fd', async (t) => {
+    if (tempDirs.tmpfs === undefined) {
+      t.skip('/dev/shm is not a tmpfs here: no filesystem here holds a file that large');
+      return;
+    }
+    const sparse = path.join(tempDirs.tmpfs, 'past-2-53');
+    const at = 2n ** 53n;
+    const content = patternBuffer(64, 7);
+    // fs.writeSync takes no position past 2^53: dd seeks there itself.
+    execFileSync('dd', [`of=${sparse}`, 'bs=1', `seek=${at}`, 'status=none'], { input: content });
+    const fd = fs.openSync(sparse, 'r');
+    try {
+      for (const skip of [0n, 1n, 5n, 63n]) {
+        const expected = Buffer.alloc(8);
+        const count = fs.readSync(fd, expected, 0, 8, at + skip);
+        assert.ok(count > 0);
+        assertSameBytes(expected.subarray(0, count), content.subarray(Number(skip), Number(skip) + count), `fs.readSync at 2^53 + ${skip}`);
+        for (const target of [sparse, fd]) {
+          const mine = Buffer.alloc(8);
+          assert.equal(readIntoSync(target, mine, 0, 8, at + skip), count, `readIntoSync(${typeof target}) at 2^53 + ${skip}`);
+          assertSameBytes(mine.subarray(0, count), expected.subarray(0, count), `readIntoSync(${typeof target}) at 2^53 + ${skip}`);
+          const async = Buffer.alloc(8);
+          assert.equal((await readInto(target, async, 0, 8, at + skip)).bytesRead, count, `readInto(${typeof target}) at 2^53 + ${skip}`);
+          assertSameBytes(async.subarray(0, count), expected.subarray(0, count), `readInto(${typeof target}) at 2^53 + ${skip}`);
+        }
+      }
+    } finally {
+      fs.closeSync(fd);
+      fs.rmSync(sparse);
     }
   });
 

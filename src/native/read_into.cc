@@ -61,7 +61,13 @@ bool RequestFromJs(const Napi::CallbackInfo& info, Request* req) {
   }
   req->data = data + static_cast<size_t>(info[2].As<Napi::Number>().Int64Value());
   req->length = static_cast<size_t>(info[3].As<Napi::Number>().Int64Value());
-  req->position = info[4].As<Napi::Number>().Int64Value();
+  // A bigint where a number would not hold the offset exactly (past 2^53); JS checked its range.
+  if (info[4].IsBigInt()) {
+    bool lossless;
+    req->position = info[4].As<Napi::BigInt>().Int64Value(&lossless);
+  } else {
+    req->position = info[4].As<Napi::Number>().Int64Value();
+  }
   return true;
 }
 

@@ -181,8 +181,8 @@ function nodeBoundsBigintPositionByLength(): boolean {
 }
 
 /** validatePosition: an integer >= -1, or a bigint in the range the running node:fs allows for a
- * read of `length` bytes; as a number. */
-export function validatePosition(position: unknown, name: string, length: number, caller: Function): number {
+ * read of `length` bytes; as a number where one holds it exactly. */
+export function validatePosition(position: unknown, name: string, length: number, caller: Function): number | bigint {
   if (typeof position === 'number') {
     validateInteger(position, name, -1, Number.MAX_SAFE_INTEGER, caller);
     return position;
@@ -192,7 +192,8 @@ export function validatePosition(position: unknown, name: string, length: number
       ? [-1n, 2n ** 63n - 1n - BigInt(length)]
       : [-(2n ** 63n), 2n ** 63n - 1n];
     if (!(position >= min && position <= max)) throw outOfRange(name, `>= ${min} && <= ${max}`, position, caller);
-    return Number(position);
+    // A number cannot hold every offset past 2^53: those stay bigints, down to the syscall.
+    return position > BigInt(Number.MAX_SAFE_INTEGER) ? position : Number(position);
   }
   throw invalidArgType(name, 'of type bigint or integer', position, caller);
 }

@@ -59,11 +59,16 @@ function hasNullBytes(target: string | Buffer): boolean {
 
 const { O_NONBLOCK } = fs.constants;
 
+// `done` bytes past `position`, in the position's own type (a bigint past 2^53).
+const advance = (position: number | bigint, done: number) => (typeof position === 'bigint' ? position + BigInt(done) : position + done);
+// A path is read from its start where the position is negative.
+const fromStart = (position: number | bigint) => (position < 0 ? 0 : position);
+
 // Reads view[offset, offset + length) from `position` until full or EOF; returns the count.
-function preadFully(fd: number, view: NodeJS.ArrayBufferView, offset: number, length: number, position: number): number {
+function preadFully(fd: number, view: NodeJS.ArrayBufferView, offset: number, length: number, position: number | bigint): number {
   let done = 0;
   while (done < length) {
-    const n = fs.readSync(fd, view, offset + done, Math.min(length - done, kIoChunk), position + done);
+    const n = fs.readSync(fd, view, offset + done, Math.min(length - done, kIoChunk), advance(position, done));
     if (n === 0) break;
     done += n;
   }
@@ -109,7 +114,7 @@ export const jsEngine: Engine = {
       if (hasNullBytes(target)) return { errno: 0, reason: 'null-bytes' };
       const fd = fs.openSync(target, 'r');
       try {
-        return preadFully(fd, view, offset, length, Math.max(position, 0));
+        return preadFully(fd, view, offset, length, fromStart(position));
       } finally {
         fs.closeSync(fd);
       }
@@ -224,13 +229,13 @@ export async function jsReadAsync(target: string | Buffer | number, flags: numbe
   return result;
 }
 
-const readAtAsync = (fd: number, view: NodeJS.ArrayBufferView, offset: number, length: number, position: number | null) =>
+const readAtAsync = (fd: number, view: NodeJS.ArrayBufferView, offset: number, length: number, position: number | bigint | null) =>
   new Promise<number>((resolve, reject) => {
     fs.read(fd, view, offset, length, position, (err, n) => (err ? reject(err) : resolve(n)));
   });
 
 async function jsReadIntoAsync(target: string | Buffer | number, view: NodeJS.ArrayBufferView, offset: number,
-  length: number, position: number): Promise<number | RawFailure> {
+  length: number, position: number | bigint): Promise<number | RawFailure> {
   try {
     if (typeof target === 'number') return await readAtAsync(target, view, offset, length, position < 0 ? null : position);
     if (hasNullBytes(target)) return { errno: 0, reason: 'null-bytes' };
@@ -238,7 +243,7 @@ async function jsReadIntoAsync(target: string | Buffer | number, view: NodeJS.Ar
     try {
       let done = 0;
       while (done < length) {
-        const n = await readAtAsync(fd, view, offset + done, Math.min(length - done, kIoChunk), Math.max(position, 0) + done);
+        const n = await readAtAsync(fd, view, offset + done, Math.min(length - done, kIoChunk), advance(fromStart(position), done));
         if (n === 0) break;
         done += n;
       }

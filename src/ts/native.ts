@@ -48,9 +48,9 @@ export interface Engine {
    * position) as fs.readSync; a path opened, read from `position` until full or EOF, closed.
    * Returns the byte count. Arguments are validated by the caller.
    */
-  readIntoSync(target: string | Buffer | number, view: NodeJS.ArrayBufferView, offset: number, length: number, position: number): number | RawFailure;
+  readIntoSync(target: string | Buffer | number, view: NodeJS.ArrayBufferView, offset: number, length: number, position: number | bigint): number | RawFailure;
   /** readIntoSync on a thread of libuv's pool. */
-  readIntoAsync(target: string | Buffer | number, view: NodeJS.ArrayBufferView, offset: number, length: number, position: number): Promise<number | RawFailure>;
+  readIntoAsync(target: string | Buffer | number, view: NodeJS.ArrayBufferView, offset: number, length: number, position: number | bigint): Promise<number | RawFailure>;
 }
 
 /** The asynchronous contract: Engine.readFileSync's arguments and results, as a promise. */

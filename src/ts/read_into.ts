@@ -27,7 +27,8 @@ interface Validated {
   target: string | Buffer | number;
   offset: number;
   length: number;
-  position: number;
+  /** -1 (or any negative): the fd's position; a bigint only past Number.MAX_SAFE_INTEGER. */
+  position: number | bigint;
 }
 
 // node:fs readSync's argument handling, in its order: the fd (or path), the buffer, the
