@@ -13,10 +13,17 @@ const PALETTE = [
 const BAR_WIDTH = 9;
 const GROUP_GAP = 14;
 const PLOT_HEIGHT = 260;
-const LEFT = 64;
+// Room for the rotated axis title and tick labels as long as "0.0156×" beside it.
+const LEFT = 76;
 const RIGHT = 24;
 const PANEL_TITLE = 44;
+// Below a plot, at least this much room for its trial labels, written at LABEL_ANGLE; a long
+// label (warm-random4k-64m-32inflight) gets more, so it does not run into the next panel's title.
 const LABEL_SPACE = 110;
+const LABEL_ANGLE = 40;
+const LABEL_CHAR_WIDTH = 6.5; // an 11 px character of the chart's fonts, at the widest
+const labelSpace = (groups) => Math.max(LABEL_SPACE, 24 + Math.ceil(
+  Math.max(...groups.map((g) => g.trial.length)) * LABEL_CHAR_WIDTH * Math.sin((LABEL_ANGLE * Math.PI) / 180)));
 const LEGEND_ROW = 18;
 const LEGEND_ITEM = 230;
 const FONT = 'system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif';
@@ -104,7 +111,7 @@ function panel(target, groups, colors, top, width) {
     }
     const labelX = ((groupStart + x) / 2).toFixed(1);
     out.push(text({
-      class: 'trial-label', transform: `translate(${labelX} ${plotTop + PLOT_HEIGHT + 12}) rotate(-40)`,
+      class: 'trial-label', transform: `translate(${labelX} ${plotTop + PLOT_HEIGHT + 12}) rotate(-${LABEL_ANGLE})`,
       'text-anchor': 'end', 'font-size': 11,
     }, group.trial));
     x += GROUP_GAP;
@@ -149,7 +156,7 @@ function svgChart(document) {
       continue;
     }
     body.push(...panel(target, groups, colors, top, width));
-    top += PANEL_TITLE + PLOT_HEIGHT + LABEL_SPACE;
+    top += PANEL_TITLE + PLOT_HEIGHT + labelSpace(groups);
   }
   const height = top + 10;
   return [
