@@ -6,7 +6,6 @@ const { test, describe, before } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { execFileSync } = require('node:child_process');
 const { readInto, readIntoSync } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, writePattern, patternBuffer, assertSameBytes, errorFacts, thrownBy,
@@ -190,24 +189,27 @@ describe("errors are node:fs's", () => {
       return;
     }
     const sparse = path.join(tempDirs.tmpfs, 'past-2-53');
-    const at = 2n ** 53n;
+    // fs.writeSync takes positions up to Number.MAX_SAFE_INTEGER (2^53 - 1): the bytes start
+    // there and run past 2^53.
+    const start = 2n ** 53n - 1n;
     const content = patternBuffer(64, 7);
-    // fs.writeSync takes no position past 2^53: dd seeks there itself.
-    execFileSync('dd', [`of=${sparse}`, 'bs=1', `seek=${at}`, 'status=none'], { input: content });
-    const fd = fs.openSync(sparse, 'r');
+    const fd = fs.openSync(sparse, 'w+');
     try {
-      for (const skip of [0n, 1n, 5n, 63n]) {
-        const expected = Buffer.alloc(8);
-        const count = fs.readSync(fd, expected, 0, 8, at + skip);
-        assert.ok(count > 0);
-        assertSameBytes(expected.subarray(0, count), content.subarray(Number(skip), Number(skip) + count), `fs.readSync at 2^53 + ${skip}`);
+      assert.equal(fs.writeSync(fd, content, 0, content.length, Number(start)), content.length);
+      for (const past of [1n, 2n, 5n, 63n]) {
+        const at = start + past;
+        const expected = content.subarray(Number(past), Number(past) + 8);
+        const theirs = Buffer.alloc(8);
+        const count = fs.readSync(fd, theirs, 0, 8, at);
+        assertSameBytes(theirs.subarray(0, count), expected, `fs.readSync at 2^53 + ${past - 1n}`);
         for (const target of [sparse, fd]) {
+          const what = `${typeof target === 'number' ? 'an fd' : 'a path'} at 2^53 + ${past - 1n}`;
           const mine = Buffer.alloc(8);
-          assert.equal(readIntoSync(target, mine, 0, 8, at + skip), count, `readIntoSync(${typeof target}) at 2^53 + ${skip}`);
-          assertSameBytes(mine.subarray(0, count), expected.subarray(0, count), `readIntoSync(${typeof target}) at 2^53 + ${skip}`);
+          assert.equal(readIntoSync(target, mine, 0, 8, at), count, `readIntoSync, ${what}`);
+          assertSameBytes(mine.subarray(0, count), expected, `readIntoSync, ${what}`);
           const async = Buffer.alloc(8);
-          assert.equal((await readInto(target, async, 0, 8, at + skip)).bytesRead, count, `readInto(${typeof target}) at 2^53 + ${skip}`);
-          assertSameBytes(async.subarray(0, count), expected.subarray(0, count), `readInto(${typeof target}) at 2^53 + ${skip}`);
+          assert.equal((await readInto(target, async, 0, 8, at)).bytesRead, count, `readInto, ${what}`);
+          assertSameBytes(async.subarray(0, count), expected, `readInto, ${what}`);
         }
       }
     } finally {
