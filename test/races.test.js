@@ -175,7 +175,10 @@ for (const { kind, dir } of tempDirs.all) {
           fs.rmSync(`${file}.next`, { force: true });
           assert.deepEqual(counts.problems, [], `results the file never held (of ${counts.reads} reads)`);
           t.diagnostic(`${counts.reads} reads, ${counts.lengths.size} distinct lengths, ${counts.errors} ENOENT`);
-          assert.ok(counts.lengths.size > 1, 'the reads saw the file change');
+          // Two outcomes at least: two lengths, or (when the writer deletes it) the file and its
+          // absence. A delete run on the sync engine once saw one length and 3,362 ENOENTs.
+          const outcomes = counts.lengths.size + (counts.errors > 0 ? 1 : 0);
+          assert.ok(outcomes > 1, 'the reads saw the file change');
         });
       }
     }
