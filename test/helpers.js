@@ -215,6 +215,23 @@ function waitForExit(child) {
  * many have arrived, exited() whether the child is gone, all() resolves with every line once the
  * child has exited (rejecting when it exited with a code other than 0).
  */
+/**
+ * Why a child that has dropped root could not load this package with this node, or null: the
+ * first directory above the package or the node binary that other users may not enter (a
+ * checkout under a 0700 mktemp directory). A reason for those tests to skip, not to fail.
+ */
+function unreachableWithoutRoot() {
+  for (const target of [path.resolve(__dirname, '..'), process.execPath]) {
+    for (let dir = path.dirname(target); ; dir = path.dirname(dir)) {
+      if ((fs.statSync(dir).mode & 0o001) === 0) {
+        return `${dir} (mode ${(fs.statSync(dir).mode & 0o777).toString(8)}) cannot be entered by other users, and ${target} is below it`;
+      }
+      if (dir === path.dirname(dir)) break;
+    }
+  }
+  return null;
+}
+
 function stdoutLines(child) {
   const lines = [];
   const waiting = [];
@@ -376,6 +393,7 @@ function evictCompletely(file) {
 }
 
 module.exports = {
+  unreachableWithoutRoot,
   evictCompletely,
   openFdCount,
   openFds,
