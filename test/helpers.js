@@ -345,6 +345,57 @@ function runToEnd(command, args, { env = {}, timeoutMs = 20000 } = {}) {
   });
 }
 
+/**
+ * A writer for the FIFO at `fifo` that comes only when called: a worker thread that waits until
+ * release() is called (or, so that an engine holding the JS thread cannot hang a test, until
+ * `patienceMs` have passed), then writes `payload` and closes, as soon as a reader waits in
+ * open(2). It looks for a reader for `readerMs` (a reader that was aborted is gone; a read left
+ * waiting on a pool thread is released). `done` resolves with { released, wrote }: released is
+ * false when the patience ran out first.
+ */
+function fifoWriterOnRelease(fifo, payload, { patienceMs = 20000, readerMs = 20000 } = {}) {
+  const source = `
+    const { workerData: { fifo, payload, flag, patienceMs, readerMs }, parentPort } = require('node:worker_threads');
+    const fs = require('node:fs');
+    const released = Atomics.wait(new Int32Array(flag), 0, 0, patienceMs) !== 'timed-out';
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    const end = Date.now() + readerMs;
+    let wrote = false;
+    while (!wrote && Date.now() <= end) {
+      let fd;
+      try {
+        fd = fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+      } catch (err) {
+        if (err.code !== 'ENXIO') throw err; // ENXIO: no reader waits yet
+        Atomics.wait(pause, 0, 0, 10);
+        continue;
+      }
+      try {
+        fs.writeSync(fd, payload);
+      } finally {
+        fs.closeSync(fd);
+      }
+      wrote = true;
+    }
+    parentPort.postMessage({ released, wrote });`;
+  const flag = new SharedArrayBuffer(4);
+  const { Worker } = require('node:worker_threads');
+  const worker = new Worker(source, { eval: true, workerData: { fifo, payload, flag, patienceMs, readerMs } });
+  const outcome = new Promise((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  const exited = new Promise((resolve) => worker.once('exit', resolve));
+  return {
+    release() {
+      const cell = new Int32Array(flag);
+      Atomics.store(cell, 0, 1);
+      Atomics.notify(cell, 0);
+    },
+    done: withinTime(Promise.all([outcome, exited]).then(([result]) => result), patienceMs + readerMs + 20000, 'the FIFO writer'),
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // smartread's asynchronous strategies
 
@@ -393,6 +444,7 @@ function evictCompletely(file) {
 }
 
 module.exports = {
+  fifoWriterOnRelease,
   unreachableWithoutRoot,
   evictCompletely,
   openFdCount,
