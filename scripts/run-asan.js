@@ -17,11 +17,14 @@ const { spawnSync, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { runTap, describeFailures } = require('./tap');
+const { runTap, runRetrying, describeFailures } = require('./tap');
 
 const root = path.resolve(__dirname, '..');
 const skipped = new Set(['bench-smoke.test.js', 'races.test.js', 'read-sync-races.test.js']);
-const extraArgs = process.argv.slice(2);
+// --retry-failed: rerun, once, the files of failed tests (.ci/run); a failure that does not come
+// back is listed as flaky. A sanitizer report is never forgiven.
+const retryFailed = process.argv.includes('--retry-failed');
+const extraArgs = process.argv.slice(2).filter((a) => a !== '--retry-failed');
 
 function runtime(name) {
   const file = execFileSync('gcc', [`-print-file-name=${name}`], { encoding: 'utf8' }).trim();
@@ -54,9 +57,12 @@ function runTests(scratch, env) {
   const files = fs.readdirSync(path.join(scratch, 'test'))
     .filter((f) => f.endsWith('.test.js') && !skipped.has(f)).sort().map((f) => path.join('test', f));
   process.stdout.write(`# asan: ${files.length} test files; skipped: ${[...skipped].join(', ')}\n`);
-  return runTap(process.execPath, ['--test', '--test-reporter=tap', ...extraArgs, ...files], {
-    cwd: scratch, env, stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return runRetrying((which) => {
+    if (which !== files) process.stdout.write(`# asan: again: ${which.join(' ')}\n`);
+    return runTap(process.execPath, ['--test', '--test-reporter=tap', ...extraArgs, ...which], {
+      cwd: scratch, env, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  }, files, retryFailed);
 }
 
 (async () => {
@@ -74,6 +80,7 @@ function runTests(scratch, env) {
     };
     const r = await runTests(scratch, env);
     if (r.failures.length > 0) process.stdout.write(`\n# failed:\n${describeFailures(r.failures).join('\n')}\n`);
+    if (r.flaky.length > 0) process.stdout.write(`\n# FLAKY (failed, then passed when rerun):\n${describeFailures(r.flaky).join('\n')}\n`);
     process.stdout.write(`\nasan: ${r.pass} passed, ${r.fail} failed, ${r.skipped} skipped, ${r.sanitizerReports} sanitizer reports\n`);
     process.exitCode = r.code === 0 && r.fail === 0 && r.pass > 0 && r.sanitizerReports === 0 ? 0 : 1;
   } finally {

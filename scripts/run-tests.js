@@ -12,7 +12,7 @@
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { runTap, describeFailures } = require('./tap');
+const { runTap, runRetrying, describeFailures } = require('./tap');
 
 const root = path.resolve(__dirname, '..');
 const args = process.argv.slice(2);
@@ -64,18 +64,8 @@ function run(pass, which) {
 
 // With --retry-failed, the files of a pass's failed tests run once more. A failure that does not
 // come back is still named at the end, as flaky, for the next person to chase.
-async function runPass(pass) {
-  const first = await run(pass, testFiles);
-  const report = { ...first, flaky: [] };
-  if (!retryFailed || first.failures.length === 0) return report;
-  const rerun = [...new Set(first.failures.map((f) => f.file))];
-  if (rerun.includes(undefined)) return report;
-  const again = await run(pass, rerun);
-  if (again.code !== 0 || again.fail > 0 || again.pass === 0) {
-    return { ...report, failures: [...first.failures, ...again.failures] };
-  }
-  // Every test that failed passed on its second run: the pass counts it as passed.
-  return { ...report, code: 0, pass: first.pass + first.fail, fail: 0, failures: [], flaky: first.failures };
+function runPass(pass) {
+  return runRetrying((which) => run(pass, which), testFiles, retryFailed);
 }
 
 (async () => {

@@ -66,4 +66,25 @@ function describeFailures(failures) {
   return failures.map((f) => `#   not ok: ${f.name}${f.file ? ` (${f.file})` : ''}`);
 }
 
-module.exports = { runTap, describeFailures };
+/**
+ * Runs `files` through `run(files)` (a promise of runTap's result); with `retry`, the files of
+ * the failed tests run once more. A failure that does not come back is returned in `flaky` and no
+ * longer fails the result; one that does, fails it with the failures of both runs. Sanitizer
+ * reports of both runs are added up: a rerun never forgives one.
+ */
+async function runRetrying(run, files, retry) {
+  const first = await run(files);
+  const report = { ...first, flaky: [] };
+  if (!retry || first.failures.length === 0) return report;
+  const rerun = [...new Set(first.failures.map((f) => f.file))];
+  if (rerun.includes(undefined)) return report;
+  const again = await run(rerun);
+  const sanitizerReports = first.sanitizerReports + again.sanitizerReports;
+  if (again.code !== 0 || again.fail > 0 || again.pass === 0) {
+    return { ...report, sanitizerReports, failures: [...first.failures, ...again.failures] };
+  }
+  // Every test that failed passed on its second run: it counts as passed.
+  return { ...report, sanitizerReports, code: 0, pass: first.pass + first.fail, fail: 0, failures: [], flaky: first.failures };
+}
+
+module.exports = { runTap, runRetrying, describeFailures };
