@@ -33,7 +33,11 @@ function assertReadsLikeFs(file, expected, ...options) {
 }
 
 describe('every size class, on each filesystem', () => {
-  const sizes = [0, 1, 4095, 4096, 4097, 65536, 65537, MiB, 32 * MiB - 1, 32 * MiB, 128 * MiB];
+  // Around each threshold of the native reader: 256 KiB (a fresh destination is faulted in
+  // first), 1 MiB (a name read before is read without fstat up to this), 4 MiB (a helper thread
+  // fills 1 MiB chunks; 5 MiB + 3 ends in a short one), 32 MiB (huge pages, 8 MiB chunks).
+  const sizes = [0, 1, 4095, 4096, 4097, 65536, 65537, 256 * KiB - 1, 256 * KiB, MiB, 4 * MiB - 1, 4 * MiB,
+    5 * MiB + 3, 32 * MiB - 1, 32 * MiB, 128 * MiB];
   for (const { kind, dir } of tempDirs.all) {
     for (const size of sizes) {
       test(`${kind}: ${size} bytes`, () => {

@@ -143,6 +143,7 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     close(fd);
     return Outcome::kJsException;
   }
+  if (!pool) FaultInIfFresh(dest.data, size);
   const ssize_t n = ReadIfCached(hints, fd, st.st_dev, dest.data, size);
   // After the read, which finds out whether the filesystem keeps its files in memory.
   if (remember) hints.SetRegular(path, static_cast<uint64_t>(st.st_size), !hints.InMemory(st.st_dev));

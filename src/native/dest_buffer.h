@@ -26,6 +26,12 @@ bool NewDestBuffer(napi_env env, size_t length, DestBuffer* out);
 // (blocks under 32 MiB may be recycled heap, where advice would only split the mapping).
 void AdviseHugePagesIfLarge(uint8_t* data, size_t length);
 
+// Faults in a destination that the kernel's copy would otherwise fault in one 4 KiB page at a
+// time: memory that no one has touched yet, as a new mapping from malloc is, or heap memory the
+// allocator has given back to the kernel. Memory already in place is left alone. For the calling
+// thread just before it fills the range; never on the event loop for a read that runs elsewhere.
+void FaultInIfFresh(uint8_t* data, size_t length);
+
 // A Buffer holding a copy of `length` bytes at `data`; false with a pending exception on failure.
 bool CopyToBuffer(napi_env env, const uint8_t* data, size_t length, napi_value* out);
 

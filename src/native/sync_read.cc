@@ -84,6 +84,7 @@ bool ReadAsBefore(napi_env env, Instance& instance, int fd, uint64_t size, PoolS
     napi_get_and_clear_last_exception(env, &ignored);
     return false;
   }
+  if (!pooled) FaultInIfFresh(dest.data, static_cast<size_t>(size));
   uint8_t past;
   iovec iov[2] = {{dest.data, static_cast<size_t>(size)}, {&past, 1}};
   ssize_t n;
