@@ -23,20 +23,27 @@ test('engineInfo() has the documented shape', () => {
   assert.equal(typeof info.liburing, 'boolean');
   assert.ok(Array.isArray(info.tried));
   for (const line of info.tried) assert.equal(typeof line, 'string');
-  for (const key of Object.keys(info)) assert.ok(['engine', 'liburing', 'path', 'reason', 'tried', 'uring'].includes(key), key);
+  for (const key of Object.keys(info)) assert.ok(['engine', 'liburing', 'path', 'reason', 'tried', 'uring', 'hugePages'].includes(key), key);
   assert.equal(typeof info.uring.available, 'boolean');
   if (!info.uring.available) assert.match(info.uring.reason, /\S/);
-  // io_uring needs the addon: the JS engine never claims it.
-  if (info.engine === 'js') assert.equal(info.uring.available, false);
+  assert.equal(typeof info.hugePages.advised, 'boolean');
+  assert.match(info.hugePages.reason, /\S/);
+  // io_uring and the advice need the addon: the JS engine claims neither.
+  if (info.engine === 'js') {
+    assert.equal(info.uring.available, false);
+    assert.equal(info.hugePages.advised, false);
+  }
 });
 
 test('engineInfo() returns a copy: changing it changes nothing', () => {
   const info = engineInfo();
   info.engine = 'changed';
   info.tried.push('changed');
+  info.hugePages.advised = 'changed';
   const again = engineInfo();
   assert.notEqual(again.engine, 'changed');
   assert.ok(!again.tried.includes('changed'));
+  assert.notEqual(again.hugePages.advised, 'changed');
 });
 
 // scripts/run-tests.js runs this file once with SMARTREAD_REQUIRE_NATIVE=1, once with

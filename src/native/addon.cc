@@ -4,6 +4,7 @@
 
 #include "beneath.h"
 #include "cached_read.h"
+#include "dest_buffer.h"
 #include "instance.h"
 #include "mmap_file.h"
 #include "page_cache.h"
@@ -79,6 +80,8 @@ class Addon : public Napi::Addon<Addon> {
     Napi::Object options = info[0].As<Napi::Object>();
     instance_.max_length =
         static_cast<uint64_t>(options.Get("maxLength").As<Napi::Number>().DoubleValue());
+    // A fact of the machine (src/ts/huge_pages.ts decides it), the same in every environment.
+    SetHugePageAdvice(options.Get("hugePages").ToBoolean().Value());
     return info.Env().Undefined();
   }
 

@@ -17,11 +17,15 @@ constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
 // may come from the heap, already faulted in, where advice would only split its mapping.
 constexpr size_t kHugeAdviceThreshold = size_t{32} << 20;
 
+std::atomic<bool> huge_page_advice{true};
+
 }  // namespace
+
+void SetHugePageAdvice(bool on) { huge_page_advice.store(on, std::memory_order_relaxed); }
 
 // Advice only: where THP is off, or the range is not ours to advise, the pages stay small.
 void AdviseHugePagesIfLarge(uint8_t* data, size_t length) {
-  if (length < kHugeAdviceThreshold) return;
+  if (length < kHugeAdviceThreshold || !huge_page_advice.load(std::memory_order_relaxed)) return;
   const uintptr_t start = (reinterpret_cast<uintptr_t>(data) + kHugePage - 1) & ~(kHugePage - 1);
   const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + length) & ~(kHugePage - 1);
   if (end > start) madvise(reinterpret_cast<void*>(start), end - start, MADV_HUGEPAGE);

@@ -22,6 +22,10 @@ struct DestBuffer {
 // Returns false with a pending JS exception when memory cannot be had.
 bool NewDestBuffer(napi_env env, size_t length, DestBuffer* out);
 
+// Whether AdviseHugePagesIfLarge advises at all (setup() passes what src/ts/huge_pages.ts found:
+// not where free page reporting makes huge pages expensive to touch). On by default.
+void SetHugePageAdvice(bool on);
+
 // Advises MADV_HUGEPAGE on the 2 MiB-aligned part of a large block that nothing has touched yet
 // (blocks under 32 MiB may be recycled heap, where advice would only split the mapping).
 void AdviseHugePagesIfLarge(uint8_t* data, size_t length);

@@ -26,6 +26,7 @@ export type { ReadManyOptions, SettledRead, SmartReadOptions } from './read_asyn
 export type { Strategy } from './strategies';
 export type { PathLike, PathList, PathOrFd, ReadFileOptions } from './args';
 export type { FsError } from './errors';
+export type { HugePageAdvice } from './huge_pages';
 
 export interface EngineInfo extends LoadReport {
   /** Whether the io_uring engine is usable here, and why not when it is not. */
@@ -38,6 +39,7 @@ export function engineInfo(): EngineInfo {
   return {
     ...loadReport,
     tried: [...loadReport.tried],
+    hugePages: { ...loadReport.hugePages },
     uring: typeof ring === 'string' ? { available: false, reason: ring } : { available: true },
   };
 }

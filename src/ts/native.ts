@@ -1,5 +1,6 @@
 // The raw binding: what the addon (and the pure-JS engine standing in for it) exports, and the
 // loader that finds it. Public types live in index.ts; nothing here is part of the API.
+import { hugePageAdvice, type HugePageAdvice } from './huge_pages';
 import { maxReadLength } from './limits';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -57,7 +58,7 @@ export interface Engine {
 export type AsyncRead = (target: string | Buffer | number, flags: number, statUserFd: boolean, confine?: Confine) => Promise<RawResult>;
 
 export interface NativeBinding {
-  setup(options: { maxLength: number }): void;
+  setup(options: { maxLength: number; hugePages: boolean }): void;
   readonly features: { liburing: boolean };
   /** The thresholds of this environment (instance.h Tuning), and a change of them. */
   tuning(): { fastPathMax: number; fastPathMaxInMemory: number; uringChunk: number; uringInFlight: number; uringAsyncFrom: number };
@@ -125,6 +126,8 @@ export interface LoadReport {
   reason?: string;
   /** Every place looked at, with what happened there. */
   tried: string[];
+  /** Whether large destinations are advised MADV_HUGEPAGE, and why (see huge_pages.ts). */
+  hugePages: HugePageAdvice;
 }
 
 const packageRoot = path.resolve(__dirname, '..');
@@ -201,7 +204,9 @@ function loadFailureText(report: LoadReport): string {
  * SMARTREAD_REQUIRE_NATIVE=1 that is an error listing what was tried.
  */
 export function loadNative(): { binding: NativeBinding | null; report: LoadReport } {
-  const report: LoadReport = { engine: 'js', liburing: false, tried: [] };
+  const report: LoadReport = {
+    engine: 'js', liburing: false, tried: [], hugePages: { advised: false, reason: 'the pure-JS engine reads into the Buffers node:fs allocates' },
+  };
   if (process.env.SMARTREAD_FORCE_JS === '1') {
     report.reason = 'SMARTREAD_FORCE_JS=1';
     return { binding: null, report };
@@ -218,11 +223,12 @@ export function loadNative(): { binding: NativeBinding | null; report: LoadRepor
     }
     try {
       const binding = require(file) as NativeBinding;
-      binding.setup({ maxLength: maxReadLength });
+      const hugePages = hugePageAdvice();
+      binding.setup({ maxLength: maxReadLength, hugePages: hugePages.advised });
       report.tried.push(`${file}: loaded`);
       return {
         binding,
-        report: { ...report, engine: 'native', path: file, liburing: binding.features.liburing },
+        report: { ...report, engine: 'native', path: file, liburing: binding.features.liburing, hugePages },
       };
     } catch (err) {
       report.tried.push(`${file}: ${(err as Error).message.split('\n')[0]}`);

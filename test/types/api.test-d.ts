@@ -101,6 +101,8 @@ expectType<string[]>()(info.tried);
 if (!info.uring.available) expectType<string>()(info.uring.reason);
 // @ts-expect-error: a reason only when io_uring is unavailable
 void info.uring.reason;
+expectType<boolean>()(info.hugePages.advised);
+expectType<string>()(info.hugePages.reason);
 
 // tuning
 expectType<Tuning>()(tuning());
