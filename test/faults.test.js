@@ -10,7 +10,7 @@ const net = require('node:net');
 const path = require('node:path');
 const { smartRead, smartReadSync, readMany, engineInfo, tuning, setTuning } = require('smartread');
 const {
-  checkNoFdLeak, useTempDirs, writePattern, assertSameBytes, errorFacts, thrownBy, rejectionOf, runToEnd,
+  checkNoFdLeak, useTempDirs, writePattern, assertSameBytes, errorFacts, thrownBy, rejectionOf, runToEnd, unreachableWithoutRoot,
   withinTime, STRATEGIES, skipUnlessAvailable, setUpAsyncEngines,
 } = require('./helpers');
 
@@ -295,7 +295,7 @@ test('permission denied (EACCES) in a child running as nobody: smartRead and rea
     t.skip('needs root, to make a file that a child with another uid cannot read');
     return;
   }
-  const unreachable = require('./helpers').unreachableWithoutRoot();
+  const unreachable = unreachableWithoutRoot();
   if (unreachable) {
     t.skip(`a child running as nobody could not load smartread: ${unreachable}`);
     return;

@@ -211,11 +211,6 @@ function waitForExit(child) {
 }
 
 /**
- * Collects the child's stdout by lines: next() resolves with the next line, count() says how
- * many have arrived, exited() whether the child is gone, all() resolves with every line once the
- * child has exited (rejecting when it exited with a code other than 0).
- */
-/**
  * Why a child that has dropped root could not load this package with this node, or null: the
  * first directory above the package or the node binary that other users may not enter (a
  * checkout under a 0700 mktemp directory). A reason for those tests to skip, not to fail.
@@ -223,8 +218,9 @@ function waitForExit(child) {
 function unreachableWithoutRoot() {
   for (const target of [path.resolve(__dirname, '..'), process.execPath]) {
     for (let dir = path.dirname(target); ; dir = path.dirname(dir)) {
-      if ((fs.statSync(dir).mode & 0o001) === 0) {
-        return `${dir} (mode ${(fs.statSync(dir).mode & 0o777).toString(8)}) cannot be entered by other users, and ${target} is below it`;
+      const { mode } = fs.statSync(dir);
+      if ((mode & 0o001) === 0) {
+        return `${dir} (mode ${(mode & 0o777).toString(8)}) cannot be entered by other users, and ${target} is below it`;
       }
       if (dir === path.dirname(dir)) break;
     }
@@ -232,6 +228,11 @@ function unreachableWithoutRoot() {
   return null;
 }
 
+/**
+ * Collects the child's stdout by lines: next() resolves with the next line, count() says how
+ * many have arrived, exited() whether the child is gone, all() resolves with every line once the
+ * child has exited (rejecting when it exited with a code other than 0).
+ */
 function stdoutLines(child) {
   const lines = [];
   const waiting = [];
