@@ -9,6 +9,7 @@
         "src/native/addon.cc",
         "src/native/args.cc",
         "src/native/beneath.cc",
+        "src/native/block_pool.cc",
         "src/native/cached_read.cc",
         "src/native/dest_buffer.cc",
         "src/native/errors.cc",

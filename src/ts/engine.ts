@@ -2,8 +2,10 @@
 import { loadNative, type Confine, type Engine, type LoadReport, type NativeBinding, type RawResult } from './native';
 import { jsEngine } from './js_engine';
 
-/** A read that succeeds only if it need not wait (the file is cached), else null. */
-export type CachedRead = (target: string | Buffer, flags: number, confine?: Confine) => RawResult | null;
+/** A read that succeeds only if it need not wait (the file is cached), else null; false for a
+ * regular file whose path is cached but whose copy would take longer than the fast path's
+ * budget (a large file, for the engines that read in parallel chunks). */
+export type CachedRead = (target: string | Buffer, flags: number, confine?: Confine) => RawResult | null | false;
 
 /**
  * The fast path over a run of a list, paths[start..end): out[k] is the result of a hit on
@@ -22,8 +24,10 @@ export const kCachedRunMax = 64;
 // As with Buffer.allocUnsafe, a small result keeps its slab alive while it lives.
 const kPoolSize = 16 * 1024;
 const kPooledMax = 4096;
-// cachedReadBatch's mark for a path that was not a hit.
+// cachedReadBatch's marks for a path that was not a hit, and for one past the end of the run
+// (the run's copies had used up the fast path's budget).
 const kNotHit = -1;
+const kNotReached = -3;
 
 // The addon's synchronous readers, with the pool they share.
 function nativeReaders(binding: NativeBinding): { engine: Engine; cachedRead: CachedRead; cachedReadMany: CachedReadMany } {
@@ -56,17 +60,18 @@ function nativeReaders(binding: NativeBinding): { engine: Engine; cachedRead: Ca
       readIntoAsync: binding.readIntoAsync.bind(binding),
     },
     cachedRead: (target, flags, confine) =>
-      take(binding.cachedRead(target, flags, slot(), confine?.dirfd, confine?.resolve)) as RawResult | null,
+      take(binding.cachedRead(target, flags, slot(), confine?.dirfd, confine?.resolve)) as RawResult | null | false,
     cachedReadMany: (paths, start, end, flags, out, onRing, confine) => {
       // A run's small results share one Buffer.
       const slab = binding.cachedReadBatch(paths, start, end, flags, runResults, out, onRing, confine?.dirfd, confine?.resolve);
-      const done = Math.min(end - start, kCachedRunMax);
-      for (let k = 0; k < done; k++) {
+      const count = Math.min(end - start, kCachedRunMax);
+      for (let k = 0; k < count; k++) {
         const size = runResults[2 * k];
         if (size >= 0) out[k] = Buffer.from(slab!.buffer, slab!.byteOffset + runResults[2 * k + 1], size);
         else if (size === kNotHit) out[k] = undefined;
+        else if (size === kNotReached) return k;
       }
-      return done;
+      return count;
     },
   };
 }

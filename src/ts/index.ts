@@ -21,7 +21,7 @@ export type { OpenReaderOptions, ReaderStrategy } from './reader';
 export { tuning, setTuning, useProfile } from './tuning';
 export type { Tuning, Profile } from './tuning';
 export type { PrefetchResult } from './prefetch';
-export type { Metrics, MetricsSnapshot, PromClientRegistry, ServedBy, StrategyMetrics } from './metrics';
+export type { BlockPoolMetrics, Metrics, MetricsSnapshot, PromClientRegistry, ServedBy, StrategyMetrics } from './metrics';
 export type { ReadManyOptions, SettledRead, SmartReadOptions } from './read_async';
 export type { Strategy } from './strategies';
 export type { PathLike, PathList, PathOrFd, ReadFileOptions } from './args';

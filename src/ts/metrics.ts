@@ -1,6 +1,7 @@
 // What smartread has read, per strategy: counts, bytes, errors, fast-path hits and misses, and
 // (while someone looks) a latency histogram; also published on a diagnostics channel.
 import * as diagnosticsChannel from 'node:diagnostics_channel';
+import { native } from './engine';
 
 /** What served a read: the cache-hit fast path, an engine, or the pure-JS fallback. */
 export type ServedBy = 'fast-path' | 'uring' | 'threadpool' | 'sync' | 'mmap' | 'js';
@@ -28,9 +29,39 @@ export interface MetricsSnapshot {
   errorsByCode: Record<string, number>;
   /** Reads 'auto' served from memory on the calling thread, and those it passed on. */
   fastPath: { hits: number; misses: number };
+  /** This thread's pool of recycled blocks for large results (see tuning().blockPoolFrom):
+   * the bytes and blocks it holds idle, those results hold now, the results that got a
+   * recycled block (hits) or a new one (misses), the blocks given back to the system; and the
+   * bytes the pools of every thread of the process hold mapped, idle or lent. */
+  blockPool: BlockPoolMetrics;
   /** Whether reads are being counted, and whether their latencies are recorded. */
   enabled: boolean;
   latencyEnabled: boolean;
+}
+
+export interface BlockPoolMetrics {
+  idleBytes: number;
+  idleBlocks: number;
+  lentBytes: number;
+  lentBlocks: number;
+  hits: number;
+  misses: number;
+  released: number;
+  processBytes: number;
+}
+
+// The pool's counters are the addon's, since it started; reset() keeps where they were.
+const blockPoolZero = { hits: 0, misses: 0, released: 0 };
+
+function blockPoolMetrics(): BlockPoolMetrics {
+  const stats = native?.blockPoolStats() ?? null;
+  if (stats === null) return { idleBytes: 0, idleBlocks: 0, lentBytes: 0, lentBlocks: 0, hits: 0, misses: 0, released: 0, processBytes: 0 };
+  return {
+    ...stats,
+    hits: stats.hits - blockPoolZero.hits,
+    misses: stats.misses - blockPoolZero.misses,
+    released: stats.released - blockPoolZero.released,
+  };
 }
 
 interface Counters {
@@ -112,6 +143,7 @@ function snapshot(): MetricsSnapshot {
     strategies,
     errorsByCode: Object.fromEntries(errorsByCode),
     fastPath: { ...fastPath },
+    blockPool: blockPoolMetrics(),
     enabled: countingEnabled,
     latencyEnabled: latencyEnabled && countingEnabled,
   };
@@ -126,7 +158,7 @@ interface Sample {
 interface Family {
   name: string;
   help: string;
-  type: 'counter' | 'histogram';
+  type: 'counter' | 'gauge' | 'histogram';
   values: Sample[];
 }
 
@@ -158,6 +190,14 @@ function families(): Family[] {
     {
       name: 'smartread_fast_path_total', help: "Reads 'auto' tried on the cache-hit fast path, by outcome.", type: 'counter',
       values: [{ labels: { outcome: 'hit' }, value: s.fastPath.hits }, { labels: { outcome: 'miss' }, value: s.fastPath.misses }],
+    },
+    {
+      name: 'smartread_block_pool_bytes', help: 'Bytes of recycled blocks for large results, idle in the pool or lent to results.', type: 'gauge',
+      values: [{ labels: { state: 'idle' }, value: s.blockPool.idleBytes }, { labels: { state: 'lent' }, value: s.blockPool.lentBytes }],
+    },
+    {
+      name: 'smartread_block_pool_takes_total', help: 'Large results read into a recycled block (hit) or a new one (miss).', type: 'counter',
+      values: [{ labels: { outcome: 'hit' }, value: s.blockPool.hits }, { labels: { outcome: 'miss' }, value: s.blockPool.misses }],
     },
     {
       name: 'smartread_read_duration_seconds', help: 'Latency of reads, by what served them (recorded while enabled).',
@@ -244,5 +284,7 @@ export const metrics: Metrics = Object.assign(snapshot, {
     }
     errorsByCode.clear();
     fastPath.hits = fastPath.misses = 0;
+    const stats = native?.blockPoolStats() ?? null;
+    if (stats !== null) Object.assign(blockPoolZero, { hits: stats.hits, misses: stats.misses, released: stats.released });
   },
 });

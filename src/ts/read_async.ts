@@ -7,6 +7,7 @@ import type { RawFailure, RawResult } from './native';
 import { kCachedRunMax, loadReport } from './engine';
 import { countFastPath, recordRead, timing, type ServedBy } from './metrics';
 import { Root, type ConfineOptions } from './confine';
+import { tuning } from './tuning';
 
 export interface SmartReadOptions extends ReadFileOptions, ConfineOptions {
   /** The engine: 'auto' (the default) chooses; the others force one, or fail where it is missing. */
@@ -98,9 +99,6 @@ function flagsOrNull(flag: unknown): number | null {
   }
 }
 
-// How many cache hits readMany's lanes take in one turn of the event loop: ~64 × 4 µs, a
-// fraction of a millisecond.
-const kHitsBeforeYield = 64;
 // The first run of a readMany call, and the first after a cold stretch, is this short: on a cold
 // list each miss costs the calling thread tens of µs (RWF_NOWAIT starts the readahead before it
 // gives EAGAIN), and a whole run of misses would hold the loop for milliseconds. A run with a hit
@@ -200,7 +198,7 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
   const started = timing() ? performance.now() : -1;
   let by = servedBy(engine);
   try {
-    let raw: RawResult | null = null;
+    let raw: RawResult | null | false = null;
     const confine = req.root?.confine;
     if (tryNow && engine.readNow) {
       const endUse = req.root?.use();
@@ -209,14 +207,18 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
       } finally {
         endUse?.();
       }
-      countFastPath(raw !== null);
-      if (raw !== null) by = 'fast-path';
+      const hit = raw !== null && raw !== false;
+      countFastPath(hit);
+      if (hit) by = 'fast-path';
     }
-    if (raw === null) {
+    if (raw === null || raw === false) {
       const id = nextId++;
       // The root stays open until the engine is done with it, even after an abort.
       const endUse = req.root?.use();
-      const pending = engine.read(target, req.flags, true, id, confine);
+      // A large file the fast path found cached goes out in parallel chunks at once.
+      const pending = raw === false && engine.readLarge && typeof target !== 'number'
+        ? engine.readLarge(target, req.flags, id, confine)
+        : engine.read(target, req.flags, true, id, confine);
       if (endUse) pending.then(endUse, endUse);
       raw = signal ? await untilAborted(pending, signal, () => engine.cancel?.(id), caller) : await pending;
     }
@@ -320,14 +322,18 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
     }
   };
 
-  // Cache hits are taken at once, without a promise each; once the lanes have taken a few
-  // dozen in one turn of the event loop, they wait for the next turn, so that a list of cached
-  // files cannot hold the loop for long.
-  let hitsThisTurn = 0;
+  // Cache hits are taken at once, without a promise each, a run of them per call (whose copies
+  // fit the fast path's budget); once the lanes have spent half that budget in one turn of the
+  // event loop, they wait for the next turn, so that a list of cached files cannot hold the
+  // loop for longer than about the budget.
+  const turnBudgetMs = tuning().fastPathBudgetUs / 2000;
+  let turnStarted = -1;
+  const endTurn = () => {
+    turnStarted = -1;
+  };
   let nextTurn: Promise<void> | null = null;
   const waitForNextTurn = () => nextTurn ??= new Promise<void>((resolve) => setImmediate(() => {
     nextTurn = null;
-    hitsThisTurn = 0;
     resolve();
   }));
 
@@ -345,7 +351,12 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
         await readThrough(start, runFlags !== null && start < fastPathFrom ? 'skip' : 'try');
         continue;
       }
-      if (hitsThisTurn >= kHitsBeforeYield) {
+      const now = performance.now();
+      if (turnStarted < 0) {
+        // The turn's clock starts with its first run, and stops when the loop next turns.
+        turnStarted = now;
+        setImmediate(endTurn);
+      } else if (now - turnStarted >= turnBudgetMs) {
         await waitForNextTurn();
         continue;
       }
@@ -372,7 +383,6 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
           takeHit(start + k, raw, started);
         }
       }
-      hitsThisTurn += hits;
       if (hits === 0) {
         coldStretch = Math.min(Math.max(coldStretch * 2, 64), 1024);
         fastPathFrom = next + coldStretch;

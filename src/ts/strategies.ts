@@ -13,9 +13,12 @@ export interface AsyncEngine {
   read(target: string | Buffer | number, flags: number, statUserFd: boolean, id: number, confine?: Confine): Promise<RawResult>;
   /** Stops read `id` where the engine can (io_uring cancels it in the kernel). */
   cancel?(id: number): void;
-  /** The result at once when it can be had without waiting (a cache hit), else null; callers
-   * try it before read(), which does not. */
-  readNow?(target: string | Buffer | number, flags: number, confine?: Confine): RawResult | null;
+  /** The result at once when it can be had without waiting (a cache hit), else null, or false
+   * for a regular file too large to copy within the fast path's budget; callers try it before
+   * read() (or, after false, readLarge() where there is one), which do not. */
+  readNow?(target: string | Buffer | number, flags: number, confine?: Confine): RawResult | null | false;
+  /** read() of a path readNow() found too large: its chunks go out at once, in parallel. */
+  readLarge?(target: string | Buffer, flags: number, id: number, confine?: Confine): Promise<RawResult>;
   /** readNow over a run of a list in one go (see CachedReadMany); string paths only. */
   readNowMany?: (paths: readonly unknown[], start: number, end: number, flags: number,
     out: Array<RawResult | undefined>, confine?: Confine) => number;
@@ -66,6 +69,11 @@ function uringEngine(binding: Required<NativeBinding>): AsyncEngine {
       queueUringSubmit();
       return pending;
     },
+    readLarge(target, flags, id, confine) {
+      const pending = binding.uringRead(target, flags, true, id, confine?.dirfd, confine?.resolve, true);
+      queueUringSubmit();
+      return pending;
+    },
     cancel: (id) => binding.uringCancel(id),
   };
 }
@@ -97,6 +105,7 @@ function withCacheFastPath(next: AsyncEngine, tryCached: CachedRead, tryCachedMa
   return {
     name: next.name,
     read: next.read,
+    readLarge: next.readLarge,
     cancel: next.cancel,
     readNow: (target, flags, confine) => (typeof target === 'number' ? null : tryCached(target, flags, confine)),
     readNowMany: (paths, start, end, flags, out, confine) =>
