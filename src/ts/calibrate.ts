@@ -2,6 +2,7 @@
 // paying (warm reads by size) and which io_uring chunking reads a cold file fastest, and makes
 // a profile of it (see tuning.ts).
 import * as fs from 'node:fs';
+import { originalReadFileSync } from './fs_originals';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { native } from './engine';
@@ -65,7 +66,7 @@ async function measureWarm(dir: string, sizes: number[], log: (line: string) => 
   for (const size of sizes) {
     const file = path.join(dir, `warm-${size}`);
     writeFile(file, size);
-    fs.readFileSync(file);
+    originalReadFileSync(file);
     if (binding.cachedRead(file, fs.constants.O_RDONLY, -1) === null) {
       log(`  ${size} bytes: not a hit even when cached; the fast path stops here`);
       results.push({ size, fastPathUs: NaN, uringUs: NaN, fastPath: false });
