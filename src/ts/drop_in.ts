@@ -74,7 +74,8 @@ function finish(bytes: Buffer, encoding: BufferEncoding | null): Buffer | string
 
 // An error thrown by node:fs's function under ours, with our frame taken out of its stack, so
 // that it reads as if the caller had called node:fs directly (node:fs's functions are called on
-// their module object, as the caller calls them: V8 then names them as node:fs's own frames are).
+// what the caller called ours on, so that V8 names their frames as it would have: `Object.x` for
+// fs.x(), `x` for a bare call).
 function withoutOwnFrames(err: unknown): unknown {
   if (err instanceof Error && typeof err.stack === 'string' && err.stack.includes(__filename)) {
     err.stack = err.stack.split('\n').filter((line) => !line.includes(__filename)).join('\n');
@@ -88,7 +89,7 @@ function withoutOwnFrames(err: unknown): unknown {
  * error, or its result, is exactly node:fs's). Served only while `active()` says so.
  */
 export function dropInReaders(node: FsReaders, active: () => boolean): FsReaders {
-  function readFileSync(path: unknown, options?: unknown): Buffer | string {
+  function readFileSync(this: unknown, path: unknown, options?: unknown): Buffer | string {
     const encoding = active() ? plainEncoding(options) : kNotPlain;
     const target = encoding === kNotPlain ? null : plainPath(path);
     if (target !== null) {
@@ -103,19 +104,28 @@ export function dropInReaders(node: FsReaders, active: () => boolean): FsReaders
     }
     try {
       // eslint-disable-next-line prefer-rest-params
-      return Reflect.apply(node.readFileSync, fs, arguments) as Buffer | string;
+      return Reflect.apply(node.readFileSync, this, arguments) as Buffer | string;
     } catch (err) {
       throw withoutOwnFrames(err);
     }
   }
 
-  function readFile(path: unknown, options: unknown, callback?: unknown): void {
+  function readFile(this: unknown, path: unknown, options: unknown, callback?: unknown): void {
     const cb = callback ?? options;
     const encoding = active() && typeof cb === 'function' ? plainEncoding(callback === undefined ? undefined : options) : kNotPlain;
     const target = encoding === kNotPlain ? null : plainPath(path);
+    // node:fs's own call, with its callback given errors without our frames (an error node:fs
+    // makes before it goes asynchronous, as for an aborted signal, has them).
     // eslint-disable-next-line prefer-rest-params
-    const args = arguments;
-    const byNode = () => Reflect.apply(node.readFile, fs, args);
+    const args = Array.prototype.slice.call(arguments);
+    const cbIndex = callback ? 2 : 1;
+    if (typeof cb === 'function') {
+      args[cbIndex] = function (this: unknown, err: unknown, ...rest: unknown[]) {
+        return Reflect.apply(cb, this, [err ? withoutOwnFrames(err) : err, ...rest]);
+      };
+    }
+    const self = this;
+    const byNode = () => Reflect.apply(node.readFile, self, args);
     if (target === null) {
       try {
         byNode();
@@ -133,12 +143,14 @@ export function dropInReaders(node: FsReaders, active: () => boolean): FsReaders
     }, byNode);
   }
 
-  function promisesReadFile(path: unknown, options?: unknown): Promise<Buffer | string> {
+  function promisesReadFile(this: unknown, path: unknown, options?: unknown): Promise<Buffer | string> {
     const encoding = active() ? plainEncoding(options) : kNotPlain;
     const target = encoding === kNotPlain ? null : plainPath(path);
     // eslint-disable-next-line prefer-rest-params
     const args = arguments;
-    const byNode = () => Reflect.apply(node.promisesReadFile, fs.promises, args) as Promise<Buffer | string>;
+    const self = this;
+    const byNode = () => (Reflect.apply(node.promisesReadFile, self, args) as Promise<Buffer | string>)
+      .catch((err: unknown) => { throw withoutOwnFrames(err); });
     if (target === null) return byNode();
     return smartRead(target).then((bytes) => finish(bytes, encoding as BufferEncoding | null) ?? byNode(), byNode);
   }
