@@ -2,6 +2,7 @@
 // copies a cached file (which, with its time budget, sets the largest file it takes) and which
 // io_uring chunking reads a cold file fastest, and makes a profile of it (see tuning.ts).
 import * as fs from 'node:fs';
+import { originalReadFileSync } from './fs_originals';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { native } from './engine';
@@ -64,7 +65,7 @@ async function measureWarm(dir: string, sizes: number[], log: (line: string) => 
     const file = path.join(dir, `warm-${size}`);
     writeFile(file, size);
     try {
-      fs.readFileSync(file);
+      originalReadFileSync(file);
       const first = binding.cachedRead(file, fs.constants.O_RDONLY, -1);
       if (first === null || first === false) {
         log(`  ${size} bytes: not a hit even when cached; no copy rate to measure here`);

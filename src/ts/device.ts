@@ -2,6 +2,7 @@
 // is followed through /sys/dev/block (partitions to their disk, loop devices to their backing
 // file, dm and md devices to the devices under them) to say what kind of storage holds it.
 import * as fs from 'node:fs';
+import { originalReadFileSync } from './fs_originals';
 import * as path from 'node:path';
 
 /** The storage under a filesystem. 'none': the filesystem has no block device (tmpfs, proc, nfs...). */
@@ -91,7 +92,7 @@ export function majorMinor(dev: bigint): string {
 
 function readText(file: string): string | undefined {
   try {
-    return fs.readFileSync(file, 'latin1').trim();
+    return originalReadFileSync(file, 'latin1').trim();
   } catch {
     return undefined;
   }

@@ -2,6 +2,7 @@
 import { loadReport } from './engine';
 import { uringAvailability } from './strategies';
 import type { LoadReport } from './native';
+import { dropInStatus, type DropInStatus } from './drop_in';
 
 export { smartReadSync } from './read_sync';
 export { smartRead, readMany } from './read_async';
@@ -27,10 +28,15 @@ export type { Strategy } from './strategies';
 export type { PathLike, PathList, PathOrFd, ReadFileOptions } from './args';
 export type { FsError } from './errors';
 export type { HugePageAdvice } from './huge_pages';
+export { register, unregister } from './drop_in';
+export type { DropInStatus } from './drop_in';
 
 export interface EngineInfo extends LoadReport {
   /** Whether the io_uring engine is usable here, and why not when it is not. */
   uring: { available: true } | { available: false; reason: string };
+  /** Whether node:fs's readers are served by smartread in this thread (smartread/register), and
+   * why not when they are not. */
+  dropIn: DropInStatus;
 }
 
 /** Which engine this process reads with, where it came from, and why; sets io_uring up if needed. */
@@ -41,6 +47,7 @@ export function engineInfo(): EngineInfo {
     tried: [...loadReport.tried],
     hugePages: { ...loadReport.hugePages },
     uring: typeof ring === 'string' ? { available: false, reason: ring } : { available: true },
+    dropIn: dropInStatus(),
   };
 }
 export { explain } from './explain';

@@ -2,7 +2,8 @@
 import { engineFor, strategyNames, type AsyncEngine, type Strategy } from './strategies';
 import { abortError, failureToError, invalidArgValue, outOfRange, strategyUnavailable } from './errors';
 import { getOptions, getValidatedPath, isFd, pathList, stringToFlags, type PathList, type PathOrFd, type ReadFileOptions } from './args';
-import { readFile, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
+import { originalReadFile } from './fs_originals';
 import type { RawFailure, RawResult } from './native';
 import { kCachedRunMax, loadReport } from './engine';
 import { countFastPath, recordRead, timing, type ServedBy } from './metrics';
@@ -173,7 +174,7 @@ let readErrorsNamePath: Promise<boolean> | undefined;
 
 function nodeNamesPathInReadErrors(): Promise<boolean> {
   return readErrorsNamePath ??= new Promise((resolve) => {
-    readFile(__dirname, (err) => resolve(err?.path !== undefined));
+    originalReadFile(__dirname, (err) => resolve(err?.path !== undefined));
   });
 }
 

@@ -1,5 +1,5 @@
 // The thresholds 'auto' and io_uring read by, and calibration profiles that set them.
-import * as fs from 'node:fs';
+import { originalReadFileSync } from './fs_originals';
 import { native } from './engine';
 import { invalidArgValue, withCode } from './errors';
 
@@ -88,7 +88,7 @@ export function useProfile(profile: string | Profile): Tuning {
   let data: unknown = profile;
   if (typeof profile === 'string') {
     try {
-      data = JSON.parse(fs.readFileSync(profile, 'utf8'));
+      data = JSON.parse(originalReadFileSync(profile, 'utf8'));
     } catch (err) {
       throw withCode(new Error(`smartread: cannot read the profile ${profile}: ${(err as Error).message}`), 'ERR_SMARTREAD_BAD_PROFILE', useProfile);
     }
