@@ -11,6 +11,7 @@
         "src/native/beneath.cc",
         "src/native/block_pool.cc",
         "src/native/cached_read.cc",
+        "src/native/cached_run.cc",
         "src/native/dest_buffer.cc",
         "src/native/errors.cc",
         "src/native/file_io.cc",

@@ -5,6 +5,7 @@
 #include "beneath.h"
 #include "block_pool.h"
 #include "cached_read.h"
+#include "cached_run.h"
 #include "dest_buffer.h"
 #include "instance.h"
 #include "mmap_file.h"
@@ -42,6 +43,7 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("threadpoolRead", &Addon::ThreadpoolReadMethod),
         InstanceMethod("cachedRead", &Addon::CachedReadMethod),
         InstanceMethod("cachedReadBatch", &Addon::CachedReadBatchMethod),
+        InstanceMethod("cachedReadRun", &Addon::CachedReadRunMethod),
         InstanceMethod("evictFromPageCache", &Addon::EvictMethod),
         InstanceMethod("prefetch", &Addon::PrefetchMethod),
         InstanceMethod("pageCacheResidency", &Addon::ResidencyMethod),
@@ -171,6 +173,10 @@ class Addon : public Napi::Addon<Addon> {
     if (batch_failed) cached_batch_.reset();
 #endif
     return result;
+  }
+
+  Napi::Value CachedReadRunMethod(const Napi::CallbackInfo& info) {
+    return CachedReadRun(info, instance_);
   }
 
   Napi::Value ThreadpoolReadMethod(const Napi::CallbackInfo& info) {

@@ -16,6 +16,17 @@ export type CachedRead = (target: string | Buffer, flags: number, confine?: Conf
 export type CachedReadMany = (paths: readonly unknown[], start: number, end: number, flags: number,
   out: Array<RawResult | undefined>, onRing: boolean, confine?: Confine) => number;
 
+/**
+ * The fast path over a run of a list on a pool thread (while the JS thread reads another run):
+ * for each of paths[start..end) (at most kCachedRunMax), a hit's Buffer, kRunMiss (not in
+ * memory: for the engines) or kRunLeft (for the JS thread's own fast path: not a string, not a
+ * small regular file, an error).
+ */
+export type CachedReadElsewhere = (paths: readonly unknown[], start: number, end: number, flags: number,
+  confine?: Confine) => Promise<Array<Buffer | number>>;
+export const kRunMiss = -1;
+export const kRunLeft = -4;
+
 // The longest run one cachedReadMany call takes.
 export const kCachedRunMax = 64;
 
@@ -30,7 +41,9 @@ const kNotHit = -1;
 const kNotReached = -3;
 
 // The addon's synchronous readers, with the pool they share.
-function nativeReaders(binding: NativeBinding): { engine: Engine; cachedRead: CachedRead; cachedReadMany: CachedReadMany } {
+function nativeReaders(binding: NativeBinding): {
+  engine: Engine; cachedRead: CachedRead; cachedReadMany: CachedReadMany; cachedReadElsewhere: CachedReadElsewhere;
+} {
   // cachedReadBatch's results: per path of a run, a size (or a mark) and where it is.
   const runResults = new Int32Array(2 * kCachedRunMax);
   let pool = Buffer.allocUnsafeSlow(0);
@@ -73,6 +86,15 @@ function nativeReaders(binding: NativeBinding): { engine: Engine; cachedRead: Ca
       }
       return count;
     },
+    cachedReadElsewhere: async (paths, start, end, flags, confine) => {
+      const [slab, results] = await binding.cachedReadRun(paths, start, end, flags, confine?.dirfd, confine?.resolve);
+      const out: Array<Buffer | number> = new Array(results.length / 2);
+      for (let k = 0; k < out.length; k++) {
+        const size = results[2 * k];
+        out[k] = size >= 0 ? Buffer.from(slab.buffer, slab.byteOffset + results[2 * k + 1], size) : size;
+      }
+      return out;
+    },
   };
 }
 
@@ -85,4 +107,6 @@ export const engine: Engine = readers ? readers.engine : jsEngine;
 export const cachedRead: CachedRead | null = readers ? readers.cachedRead : null;
 /** The fast path over a run of a list; null on the pure-JS engine. */
 export const cachedReadMany: CachedReadMany | null = readers ? readers.cachedReadMany : null;
+/** The same on a pool thread; null on the pure-JS engine. */
+export const cachedReadElsewhere: CachedReadElsewhere | null = readers ? readers.cachedReadElsewhere : null;
 export const loadReport: LoadReport = loaded.report;

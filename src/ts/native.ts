@@ -104,6 +104,12 @@ export interface NativeBinding {
    * there is no small result. */
   cachedReadBatch(paths: readonly unknown[], start: number, end: number, flags: number,
     results: Int32Array, out: unknown[], onRing: boolean, rootFd?: number, resolve?: number): Buffer | undefined;
+  /** readMany's fast path on a pool thread: the small regular files of paths[start..end) (at
+   * most 64) read without waiting, into one Buffer. results[2k] is a hit's byte count (its
+   * bytes at results[2k + 1] in the Buffer), -1 for a miss (not in memory: for the engines), or
+   * -4 for a path left to the JS thread's fast path (anything else). */
+  cachedReadRun(paths: readonly unknown[], start: number, end: number, flags: number,
+    rootFd?: number, resolve?: number): Promise<[Buffer, Int32Array]>;
   /** AsyncRead on libuv's thread pool. */
   threadpoolRead(target: string | Buffer | number, flags: number, statUserFd: boolean, rootFd?: number, resolve?: number): Promise<RawResult>;
   mapFile: Engine['mapFile'];

@@ -5,7 +5,8 @@ import { getOptions, getValidatedPath, isFd, pathList, stringToFlags, type PathL
 import { statSync } from 'node:fs';
 import { originalReadFile } from './fs_originals';
 import type { RawFailure, RawResult } from './native';
-import { kCachedRunMax, loadReport } from './engine';
+import { kCachedRunMax, kRunMiss, loadReport } from './engine';
+import { availableParallelism } from 'node:os';
 import { countFastPath, recordRead, timing, type ServedBy } from './metrics';
 import { Root, type ConfineOptions } from './confine';
 import { tuning } from './tuning';
@@ -105,6 +106,9 @@ function flagsOrNull(flag: unknown): number | null {
 // gives EAGAIN), and a whole run of misses would hold the loop for milliseconds. A run with a hit
 // lets the next be as long as the engine takes (kCachedRunMax).
 const kFirstRun = 16;
+// Pool threads that read runs of readMany's list beside the JS thread: one per other core, at
+// most as many as libuv's pool has by default.
+const spareCores = Math.max(1, Math.min(availableParallelism() - 1, 3));
 
 // One 'abort' listener per signal, shared by all the reads waiting on it (hundreds, in a
 // readMany), removed when the last of them settles.
@@ -276,6 +280,10 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
   // a run of misses is spread over the lanes instead of queueing behind one.
   const missed: number[] = [];
   let nextMissed = 0;
+  // Paths a run on a pool thread left to the lanes' own fast path (not small regular files,
+  // errors, no room in its slab).
+  const left: number[] = [];
+  let nextLeft = 0;
   // A run without a single hit (a cold list) makes the fast path sit out a stretch of the list
   // that doubles with each such run; those paths go straight to the engine. A hit ends it.
   let fastPathFrom = 0;
@@ -345,6 +353,10 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
         await readThrough(missed[nextMissed++], 'missed');
         continue;
       }
+      if (nextLeft < left.length) {
+        await readThrough(left[nextLeft++], 'try');
+        continue;
+      }
       if (next >= list.length) break;
       const start = next;
       if (runFlags === null || typeof list[start] !== 'string' || start < fastPathFrom) {
@@ -394,10 +406,52 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
       }
     }
   };
-  const running = Array.from({ length: lanes }, lane);
+  // While the lanes read runs on the JS thread, runs further on are read on pool threads, one
+  // per spare core: a list of cached files is read by every core. A run there without a single
+  // hit (a cold list) ends this for the call; its misses go to the engines as the lanes' do.
+  let elsewhere = engine.readElsewhereMany !== undefined && runFlags !== null && list.length > 2 * kCachedRunMax;
+  const readElsewhere = async () => {
+    while (!failed && elsewhere && next < list.length) {
+      const start = next;
+      const end = Math.min(start + Math.min(kCachedRunMax, concurrency), list.length);
+      next = end;
+      const started = timing() ? performance.now() : -1;
+      const endUse = common.root?.use();
+      let out: Array<Buffer | number>;
+      try {
+        out = await engine.readElsewhereMany!(list, start, end, runFlags!, common.root?.confine);
+      } finally {
+        endUse?.();
+      }
+      if (failed) return;
+      let hits = 0;
+      for (let k = 0; k < out.length; k++) {
+        const value = out[k];
+        if (typeof value !== 'number') {
+          hits++;
+          takeHit(start + k, value, started);
+        } else if (value === kRunMiss) {
+          missed.push(start + k);
+        } else {
+          left.push(start + k);
+        }
+      }
+      if (hits === 0) elsewhere = false;
+    }
+  };
+  const pending = () => nextMissed < missed.length || nextLeft < left.length;
+  const readAll = async () => {
+    await Promise.all([
+      ...Array.from({ length: lanes }, lane),
+      ...Array.from({ length: elsewhere ? spareCores : 0 }, readElsewhere),
+    ]);
+    // What the last runs elsewhere passed on after the lanes had ended.
+    while (!failed && pending()) await Promise.all(Array.from({ length: lanes }, lane));
+  };
+  const running = readAll();
   // A root opened for this call is released once every lane has ended (reads may still be on
   // their way in the kernel after a rejection; they hold the root themselves).
-  if (common.ownsRoot) void Promise.allSettled(running).then(() => common.root!.release());
-  await Promise.all(running);
+  if (common.ownsRoot) void running.then(() => common.root!.release(), () => common.root!.release());
+  await running;
   return results;
 }

@@ -1,5 +1,8 @@
 // The engines smartRead can use, whether each is usable here, and why not when it is not.
-import { cachedRead, cachedReadMany, engine, loadReport, native, type CachedRead, type CachedReadMany } from './engine';
+import {
+  cachedRead, cachedReadElsewhere, cachedReadMany, engine, loadReport, native,
+  type CachedRead, type CachedReadElsewhere, type CachedReadMany,
+} from './engine';
 import { jsReadAsync } from './js_engine';
 import { mapForRead } from './map_file';
 import type { AsyncRead, Confine, NativeBinding, RawResult } from './native';
@@ -22,6 +25,8 @@ export interface AsyncEngine {
   /** readNow over a run of a list in one go (see CachedReadMany); string paths only. */
   readNowMany?: (paths: readonly unknown[], start: number, end: number, flags: number,
     out: Array<RawResult | undefined>, confine?: Confine) => number;
+  /** readNowMany's hits on a pool thread, while the calling thread reads on (CachedReadElsewhere). */
+  readElsewhereMany?: CachedReadElsewhere;
 }
 
 // On the calling thread, settled as a promise.
@@ -101,7 +106,8 @@ export function uringAvailability(): AsyncEngine | string {
 // hop to another thread or a ring (the promise still settles asynchronously). A miss costs a
 // failed openat2 or preadv2 and goes to the next engine: callers try readNow first and, on a
 // miss, call read(), which is the next engine's.
-function withCacheFastPath(next: AsyncEngine, tryCached: CachedRead, tryCachedMany: CachedReadMany): AsyncEngine {
+function withCacheFastPath(next: AsyncEngine, tryCached: CachedRead, tryCachedMany: CachedReadMany,
+  tryElsewhere: CachedReadElsewhere | null): AsyncEngine {
   return {
     name: next.name,
     read: next.read,
@@ -110,6 +116,7 @@ function withCacheFastPath(next: AsyncEngine, tryCached: CachedRead, tryCachedMa
     readNow: (target, flags, confine) => (typeof target === 'number' ? null : tryCached(target, flags, confine)),
     readNowMany: (paths, start, end, flags, out, confine) =>
       tryCachedMany(paths, start, end, flags, out, next.name === 'uring', confine),
+    readElsewhereMany: tryElsewhere ?? undefined,
   };
 }
 
@@ -130,7 +137,7 @@ export function engineFor(strategy: Strategy): AsyncEngine | string {
       if (autoEngine === undefined) {
         const ring = uringAvailability();
         const next = typeof ring === 'string' ? threadpoolEngine : ring;
-        autoEngine = cachedRead && cachedReadMany ? withCacheFastPath(next, cachedRead, cachedReadMany) : next;
+        autoEngine = cachedRead && cachedReadMany ? withCacheFastPath(next, cachedRead, cachedReadMany, cachedReadElsewhere) : next;
       }
       return autoEngine;
     }
