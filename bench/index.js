@@ -57,21 +57,14 @@ const MODES = {
   quick: { timeMs: 100, rounds: 4 },
   full: { timeMs: 250, rounds: 6 },
 };
-const MIN_SAMPLES = 8;
-const WARMUP_MS = 50;
-const WARMUP_ITERATIONS = 1;
-// A cold operation takes 0.1–0.3 s, and evicting 2,000 files 50–100 ms more: few of them,
-// but in every round.
-const COLD_OPERATIONS_PER_ROUND = 3;
-
 const { drivers } = require('./drivers');
 const { smartread } = require('./smartread');
 const { defaultSizes, parseSize, sizeLabel, trialsFor, DEFAULT_MANY_FILES, DEFAULT_TREE_FILES } = require('./trials');
 const { defaultTargetDirs, describeTarget, deviceTargets } = require('./targets');
-const { LoopStallRecorder, poolLoopStalls, idleLoopStall, RESOLUTION_MS: LOOP_RESOLUTION_MS } = require('./loop_stall');
-const { ResourceRecorder, poolResources } = require('./resources');
+const { poolLoopStalls, idleLoopStall, RESOLUTION_MS: LOOP_RESOLUTION_MS } = require('./loop_stall');
+const { poolResources } = require('./resources');
 const report = require('./report');
-const { touchEveryPage, sumEveryWord } = require('./consume');
+const { timeOperations, runTiming, MIN_SAMPLES, WARMUP_MS, COLD_OPERATIONS_PER_ROUND } = require('./timing');
 const { svgChart } = require('./chart');
 
 const DEFAULT_RESULTS_DIR = path.join(__dirname, 'results');
@@ -243,71 +236,23 @@ async function verifyDrivers(trial, ctx, active, baseline) {
 }
 
 /**
- * One run of one driver: a tinybench task. Returns its latency samples in ms, its peak RSS and
- * page faults over the timed operations, and for an async driver what the event loop went
- * through meanwhile.
+ * One run of one driver: a tinybench task (timing.js). Returns its latency samples in ms, its
+ * peak RSS and page faults over the timed operations, and for an async driver what the event
+ * loop went through meanwhile.
  */
 async function timeDriver(trial, ctx, driver, options) {
   // tinybench is ESM only; import() loads it on every node 20, require() only from 20.19.
   const { Bench } = await import('tinybench');
-  const stalls = driver.async ? new LoopStallRecorder() : null;
-  const resources = new ResourceRecorder();
-  let operations = 0;
-  // A cold trial evicts its files on the JS thread before each operation: the loop is watched
-  // only while one runs. Otherwise it is watched for the whole timed run.
-  const perOperation = Boolean(trial.beforeEach);
-  const timing = trial.cold
-    ? { time: 0, iterations: COLD_OPERATIONS_PER_ROUND, warmup: false }
-    : {
-      time: options.time,
-      iterations: Math.ceil(MIN_SAMPLES / options.rounds),
-      warmupTime: Math.min(WARMUP_MS, options.time),
-      warmupIterations: WARMUP_ITERATIONS,
-    };
-  const bench = new Bench({
-    ...timing,
-    // The GC runs before the timed operations, after the warm-up's garbage.
-    setup: (task, mode) => {
-      if (mode !== 'run') return;
-      globalThis.gc();
-      operations = 0;
-      resources.start();
-      if (stalls && !perOperation) stalls.start();
-    },
-    teardown: async (task, mode) => {
-      if (mode !== 'run') return;
-      resources.stop(operations);
-      if (stalls && !perOperation) await stalls.stop();
-    },
-    throws: true,
+  return timeOperations({
+    Bench,
+    operation: () => trial.run(driver, ctx),
+    isAsync: Boolean(driver.async),
+    consumeAll: Boolean(trial.consumeAll),
+    timing: runTiming({ cold: trial.cold, time: options.time, rounds: options.rounds }),
+    beforeEach: trial.beforeEach ? (first) => trial.beforeEach(ctx, first) : null,
+    collectGarbage: globalThis.gc,
+    loopStall: driver.async ? {} : null,
   });
-  let firstOfRun = true;
-  const hooks = trial.beforeEach ? {
-    beforeEach(mode) {
-      trial.beforeEach(ctx, firstOfRun);
-      firstOfRun = false;
-      if (stalls && mode === 'run') stalls.start();
-    },
-    async afterEach(mode) {
-      if (stalls && mode === 'run') await stalls.stop();
-    },
-  } : {};
-  const consume = trial.consumeAll ? sumEveryWord : touchEveryPage;
-  bench.add(driver.name, driver.async
-    ? async () => {
-      operations++;
-      consume(await trial.run(driver, ctx));
-    }
-    : () => {
-      operations++;
-      consume(trial.run(driver, ctx));
-    }, hooks);
-  await bench.run();
-  return {
-    samples: bench.tasks[0].result.latency.samples,
-    resources: resources.result(),
-    loopStall: stalls ? stalls.result() : null,
-  };
 }
 
 async function runTrial(trial, ctx, candidates, options) {
