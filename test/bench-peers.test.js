@@ -2,17 +2,18 @@
 // by the peer runner under Node and by the C driver compiled here, for real: every file's bytes
 // checked by digest against node:fs's, samples and resources from the timed loop, a cold run
 // asking for an eviction before each operation, node:fs's error messages; the digest check
-// catching a result that differs; and Bun and Deno themselves, installed into the bench's cache
-// (skipped, with the reason, where they cannot be).
+// catching a result that differs; Bun and Deno themselves, installed into the bench's cache
+// (skipped, with the reason, where they cannot be); and the corpus trial's file list.
 'use strict';
 const { test, describe, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { checkNoFdLeak, useTempDirs, makeTempDir, writePattern } = require('./helpers');
+const { checkNoFdLeak, useTempDirs, makeTempDir, writePattern, patternBuffer } = require('./helpers');
 const {
   startPeer, compileCDriver, installRuntime, cacheDir, writePathsFile, digestMismatch, tinybenchUrl, PEER_RUNTIMES, PEER_READERS, RUNNER,
 } = require('../bench/peers');
+const { listCorpus, corpusTrials } = require('../bench/trials');
 
 checkNoFdLeak({ spawnsChildren: true });
 const tempDirs = useTempDirs();
@@ -216,4 +217,30 @@ describe('Bun and Deno', () => {
       }
     });
   }
+});
+
+describe('the corpus', () => {
+  test('is every regular file under the directory, depth first in name order, links and other files left out', () => {
+    const dir = makeTempDir(tempDirs.disk, 'corpus-');
+    fs.mkdirSync(path.join(dir, 'b', 'c'), { recursive: true });
+    fs.mkdirSync(path.join(dir, 'a'));
+    fs.writeFileSync(path.join(dir, 'b', 'c', 'deep.js'), patternBuffer(300));
+    fs.writeFileSync(path.join(dir, 'b', 'Z.md'), patternBuffer(20));
+    fs.writeFileSync(path.join(dir, 'a', 'empty'), '');
+    fs.writeFileSync(path.join(dir, 'top.json'), patternBuffer(5000));
+    fs.symlinkSync(path.join(dir, 'top.json'), path.join(dir, 'a', 'link.json'));
+    fs.symlinkSync(path.join(dir, 'b'), path.join(dir, 'linked-dir'));
+    const list = listCorpus(dir);
+    assert.deepEqual(list.paths.map((p) => path.relative(dir, p)), ['a/empty', 'b/Z.md', 'b/c/deep.js', 'top.json']);
+    assert.equal(list.bytes, 5320);
+    const [warm, cold] = corpusTrials(list, { cold: true });
+    assert.deepEqual([warm.name, cold.name], ['warm-corpus', 'cold-corpus']);
+    assert.equal(warm.files, 4);
+    assert.equal(warm.bytes, 5320);
+    assert.equal(warm.shape, 'files');
+    assert.match(cold.unavailable({ fsType: 'tmpfs' }) ?? 'needs the addon', /tmpfs|addon/);
+    assert.deepEqual(warm.setup().paths, list.paths, 'read in place');
+    assert.throws(() => listCorpus(path.join(dir, 'missing')), { code: 'ENOENT' });
+  });
+
 });
