@@ -9,7 +9,7 @@ const { test, describe, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { checkNoFdLeak, useTempDirs, makeTempDir, writePattern, patternBuffer } = require('./helpers');
+const { checkNoFdLeak, useTempDirs, makeTempDir, writePattern, patternBuffer, runToEnd } = require('./helpers');
 const {
   startPeer, compileCDriver, installRuntime, cacheDir, writePathsFile, digestMismatch, tinybenchUrl, PEER_RUNTIMES, PEER_READERS, RUNNER,
 } = require('../bench/peers');
@@ -243,4 +243,9 @@ describe('the corpus', () => {
     assert.throws(() => listCorpus(path.join(dir, 'missing')), { code: 'ENOENT' });
   });
 
+  test('--corpus must name a directory', async () => {
+    const run = await runToEnd(process.execPath, ['bench/index.js', '--corpus', path.join(tempDirs.disk, 'missing'), '--filter', 'corpus']);
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(run.stderr, /--corpus .*missing: not a directory/);
+  });
 });
