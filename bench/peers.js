@@ -118,7 +118,11 @@ class PeerProcess {
         env: { ...process.env, ...this.env },
         stdio: ['pipe', 'pipe', 'pipe'],
       });
-      this.child.on('error', (err) => this.fail(new Error(`${this.name} did not start: ${err.message}`)));
+      // A process that could not be spawned emits no 'exit': it is over all the same.
+      this.child.on('error', (err) => {
+        this.exited = `${this.name} did not start: ${err.message}`;
+        this.fail(new Error(this.exited));
+      });
       this.child.stdin.on('error', () => {});
       this.child.stderr.setEncoding('utf8').on('data', (chunk) => {
         this.stderr = (this.stderr + chunk).slice(-STDERR_KEPT);

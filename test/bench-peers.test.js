@@ -219,6 +219,13 @@ describe('Bun and Deno', () => {
   }
 });
 
+test('a peer that cannot be started is a reason, and leaves nothing running', async () => {
+  const missing = path.join(tempDirs.disk, 'no-such-runtime');
+  await assert.rejects(startPeer('Nothing', missing, [], {}), new RegExp(`Nothing did not start: spawn ${missing} ENOENT`));
+  await assert.rejects(startPeer('Node', process.execPath, ['-e', 'process.exit(3)'], {}), /Node ended \(exit code 3\)/);
+  await assert.rejects(startPeer('Node', process.execPath, ['-e', 'console.log("hello")'], {}), /Node wrote a line that is not JSON: hello/);
+});
+
 describe('the corpus', () => {
   test('is every regular file under the directory, depth first in name order, links and other files left out', () => {
     const dir = makeTempDir(tempDirs.disk, 'corpus-');
