@@ -353,24 +353,29 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
         await readThrough(missed[nextMissed++], 'missed');
         continue;
       }
-      if (nextLeft < left.length) {
+      const leftOver = nextLeft < left.length;
+      if (!leftOver && next >= list.length) break;
+      const start = next;
+      const fastPath = leftOver || (runFlags !== null && typeof list[start] === 'string' && start >= fastPathFrom);
+      if (fastPath) {
+        // What the fast path reads holds the JS thread: the lanes' share of a turn is bounded.
+        const now = performance.now();
+        if (turnStarted < 0) {
+          // The turn's clock starts with its first read, and stops when the loop next turns.
+          turnStarted = now;
+          setImmediate(endTurn);
+        } else if (now - turnStarted >= turnBudgetMs) {
+          await waitForNextTurn();
+          continue;
+        }
+      }
+      if (leftOver) {
         await readThrough(left[nextLeft++], 'try');
         continue;
       }
-      if (next >= list.length) break;
-      const start = next;
-      if (runFlags === null || typeof list[start] !== 'string' || start < fastPathFrom) {
+      if (!fastPath) {
         next++;
         await readThrough(start, runFlags !== null && start < fastPathFrom ? 'skip' : 'try');
-        continue;
-      }
-      const now = performance.now();
-      if (turnStarted < 0) {
-        // The turn's clock starts with its first run, and stops when the loop next turns.
-        turnStarted = now;
-        setImmediate(endTurn);
-      } else if (now - turnStarted >= turnBudgetMs) {
-        await waitForNextTurn();
         continue;
       }
       // A run of paths tried by the fast path in one call (misses are shared out among the
@@ -380,7 +385,7 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
       const endUse = common.root?.use();
       let count: number;
       try {
-        count = engine.readNowMany!(list, start, start + want, runFlags, run, common.root?.confine);
+        count = engine.readNowMany!(list, start, start + want, runFlags!, run, common.root?.confine);
       } finally {
         endUse?.();
       }
