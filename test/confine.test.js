@@ -301,7 +301,7 @@ test('reader.statSync: metadata beneath the root, by the same rules as the reads
     for (const [p, file] of [...inside, ['sub', null], ['.', null]]) {
       const expected = fs.statSync(file ? tree.files[file] : path.join(tree.root, p));
       const st = reader.statSync(p);
-      for (const key of ['mode', 'size', 'ino', 'dev', 'mtimeMs']) assert.equal(st[key], expected[key], `${p} ${key}`);
+      for (const key of ['mode', 'size', 'ino', 'dev', 'mtimeMs', 'ctimeMs']) assert.equal(st[key], expected[key], `${p} ${key}`);
       assert.equal(st.isFile(), expected.isFile(), p);
       assert.equal(st.isDirectory(), expected.isDirectory(), p);
     }

@@ -27,12 +27,13 @@ Napi::Value StatBeneath(const Napi::CallbackInfo& info) {
   const int err = errno;
   close(fd);
   if (rc < 0) return FailureToJs(env, Failure::Errno(err, Syscall::kStat));
-  Napi::Float64Array out = Napi::Float64Array::New(env, 5);
+  Napi::Float64Array out = Napi::Float64Array::New(env, 6);
   out[0] = static_cast<double>(st.st_mode);
   out[1] = static_cast<double>(st.st_size);
   out[2] = static_cast<double>(st.st_mtim.tv_sec) * 1e3 + static_cast<double>(st.st_mtim.tv_nsec) / 1e6;
   out[3] = static_cast<double>(st.st_ino);
   out[4] = static_cast<double>(st.st_dev);
+  out[5] = static_cast<double>(st.st_ctim.tv_sec) * 1e3 + static_cast<double>(st.st_ctim.tv_nsec) / 1e6;
   return out;
 }
 

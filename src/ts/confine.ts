@@ -20,6 +20,9 @@ export interface ConfinedStats {
   mtimeMs: number;
   ino: number;
   dev: number;
+  /** When the inode last changed (contents, metadata, links): a writer cannot set it, unlike
+   * mtime, so caches of the file validate against it. */
+  ctimeMs: number;
   isFile(): boolean;
   isDirectory(): boolean;
 }
@@ -108,10 +111,10 @@ export class Root {
       endUse();
     }
     if (!(raw instanceof Float64Array)) throw this.explainError(failureToError(raw, path, target, caller), path);
-    const [mode, size, mtimeMs, ino, dev] = raw;
+    const [mode, size, mtimeMs, ino, dev, ctimeMs] = raw;
     const type = mode & fs.constants.S_IFMT;
     return {
-      mode, size, mtimeMs, ino, dev,
+      mode, size, mtimeMs, ino, dev, ctimeMs,
       isFile: () => type === fs.constants.S_IFREG,
       isDirectory: () => type === fs.constants.S_IFDIR,
     };

@@ -88,7 +88,7 @@ export interface NativeBinding {
   /** Readahead (posix_fadvise WILLNEED) of each path, on one pool thread; failures by index. */
   prefetch(paths: Array<string | Buffer>): Promise<{ started: number; failures: Array<RawFailure & { index: number }> }>;
   pageCacheResidency(path: string | Buffer): { size: number; cached: number } | RawFailure;
-  /** [mode, size, mtimeMs, ino, dev] of a path resolved under a confinement (openat2 O_PATH). */
+  /** [mode, size, mtimeMs, ino, dev, ctimeMs] of a path resolved under a confinement (openat2 O_PATH). */
   statBeneath(path: string | Buffer, rootFd?: number, resolve?: number): Float64Array | RawFailure;
   /** A descriptor (O_CLOEXEC) opened with `flags` under a confinement, as a confined read opens. */
   openBeneath(path: string | Buffer, flags: number, rootFd?: number, resolve?: number): number | RawFailure;
