@@ -4,6 +4,7 @@
 // ctime, inode, device); its bytes are kept only for files whose ctime was at least
 // kSettledMs old when they were read, so that a change within the filesystem's timestamp
 // granularity cannot leave stale bytes behind an unchanged stat.
+import type { Coding } from './http_rules';
 
 /** The fields of statBeneath's result an entry is validated against, in its order. */
 export const enum StatField { Mode = 0, Size = 1, MtimeMs = 2, Ino = 3, Dev = 4, CtimeMs = 5 }
@@ -31,7 +32,9 @@ export class FileEntry {
   /** What the response of this file sends, computed once (see StaticSite.headersFor). */
   headers: FileHeaders | null = null;
 
-  constructor(readonly key: string, readonly rel: string, st: Float64Array) {
+  /** `key`: the cache's name for it; `rel`: its path beneath the root; `coding`: the content
+   * coding of a precompressed sibling (rel then ends with its suffix). */
+  constructor(readonly key: string, readonly rel: string, st: Float64Array, readonly coding?: Coding) {
     this.mode = st[StatField.Mode];
     this.size = st[StatField.Size];
     this.mtimeMs = st[StatField.MtimeMs];

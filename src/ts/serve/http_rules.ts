@@ -34,9 +34,13 @@ export function parseRange(header: string, size: number): ByteRange | 'unsatisfi
       }
     } else {
       start = Number(m[1]);
-      end = m[2] === '' ? size - 1 : Number(m[2]);
-      if (end < start) return null;
-      end = Math.min(end, size - 1);
+      end = size - 1;
+      if (m[2] !== '') {
+        const last = Number(m[2]);
+        // last < first is not a range (RFC 9110 14.1.1): the header is ignored.
+        if (last < start) return null;
+        end = Math.min(last, end);
+      }
     }
     valid++;
     if (start < size && start <= end) ranges.push({ start, end });

@@ -98,11 +98,13 @@ export function serveStatic(root: PathLike, options?: ServeStaticOptions): Serve
   };
 
   const fail = (req: IncomingMessage, res: ServerResponse, next: ((err?: unknown) => void) | undefined, d: Extract<Decision, { kind: 'error' }>) => {
-    if (next !== undefined) {
+    // 405 (with Allow), 412 and 416 are answers about this file, not errors for the
+    // application's handler: they are sent as they are.
+    if (next !== undefined && d.status !== 405 && d.status !== 412 && d.status !== 416) {
       if (d.fallThrough && site.fallthrough) return next();
-      // serve-static answers a method it does not serve itself, with Allow.
-      if (d.status !== 405) return next(httpError(d.status, d.headers, d.cause));
+      return next(httpError(d.status, d.headers, d.cause));
     }
+    if (next !== undefined && d.status === 405 && site.fallthrough) return next();
     sendError(res, d.status, req.method === 'HEAD', d.headers);
   };
 

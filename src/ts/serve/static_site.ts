@@ -229,7 +229,7 @@ export class StaticSite {
       cached.referenced = true;
       return cached;
     }
-    const entry = new FileEntry(key, coding === undefined ? rel : rel + codingSuffix[coding], st);
+    const entry = new FileEntry(key, coding === undefined ? rel : rel + codingSuffix[coding], st, coding);
     this.cache.set(entry);
     return entry;
   }
@@ -345,7 +345,7 @@ export class StaticSite {
 
   /** The headers every response of `entry` sends, computed once per entry. */
   private headersFor(entry: FileEntry): FileHeaders {
-    const coding = entry.key.length !== entry.rel.length ? entry.key.slice(entry.key.lastIndexOf('\0') + 1) as Coding : undefined;
+    const { coding } = entry;
     const named = coding === undefined ? entry.rel : entry.rel.slice(0, -codingSuffix[coding].length);
     const etagValue = this.etag === false ? undefined
       : `${this.etag === 'weak' ? 'W/' : ''}"${entry.size.toString(16)}-${Math.round(entry.mtimeMs * 1000).toString(16)}"`;
