@@ -48,6 +48,7 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("prefetch", &Addon::PrefetchMethod),
         InstanceMethod("pageCacheResidency", &Addon::ResidencyMethod),
         InstanceMethod("statBeneath", &Addon::StatBeneathMethod),
+        InstanceMethod("statAt", &Addon::StatAtMethod),
         InstanceMethod("openBeneath", &Addon::OpenBeneathMethod),
         InstanceMethod("mapFile", &Addon::MapFileMethod),
         InstanceMethod("unmap", &Addon::UnmapMethod),
@@ -187,6 +188,7 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value EvictMethod(const Napi::CallbackInfo& info) { return EvictFromPageCache(info); }
   Napi::Value ResidencyMethod(const Napi::CallbackInfo& info) { return PageCacheResidency(info); }
   Napi::Value StatBeneathMethod(const Napi::CallbackInfo& info) { return StatBeneath(info); }
+  Napi::Value StatAtMethod(const Napi::CallbackInfo& info) { return StatAt(info); }
   Napi::Value OpenBeneathMethod(const Napi::CallbackInfo& info) { return OpenBeneath(info); }
   Napi::Value MapFileMethod(const Napi::CallbackInfo& info) { return MapFile(info, instance_); }
   Napi::Value UnmapMethod(const Napi::CallbackInfo& info) { return Unmap(info); }

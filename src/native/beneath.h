@@ -12,6 +12,13 @@ namespace smartread {
 // the same rules as a confined read, and nothing is opened for reading (a FIFO never blocks).
 Napi::Value StatBeneath(const Napi::CallbackInfo& info);
 
+// statAt(path: string | Buffer, dirfd: number)
+//   -> Float64Array (statBeneath's layout) | {errno, syscall: 'stat'}
+// One fstatat(2) relative to dirfd, without confinement: for checking, cheaply, that a path a
+// confined lookup resolved still names the same file (same inode, same ctime). Whatever it
+// finds is only compared, never opened or read.
+Napi::Value StatAt(const Napi::CallbackInfo& info);
+
 // openBeneath(path: string | Buffer, flags: number, dirfd?: number, resolve?: number)
 //   -> fd | {errno, syscall: 'open'}
 // The descriptor a confined read would open (O_CLOEXEC), for positional reads the caller makes

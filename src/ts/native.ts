@@ -90,6 +90,9 @@ export interface NativeBinding {
   pageCacheResidency(path: string | Buffer): { size: number; cached: number } | RawFailure;
   /** [mode, size, mtimeMs, ino, dev, ctimeMs] of a path resolved under a confinement (openat2 O_PATH). */
   statBeneath(path: string | Buffer, rootFd?: number, resolve?: number): Float64Array | RawFailure;
+  /** statBeneath's array for one unconfined fstatat(dirfd, path): only to check that a path a
+   * confined lookup resolved still names the same file. */
+  statAt(path: string | Buffer, dirfd: number): Float64Array | RawFailure;
   /** A descriptor (O_CLOEXEC) opened with `flags` under a confinement, as a confined read opens. */
   openBeneath(path: string | Buffer, flags: number, rootFd?: number, resolve?: number): number | RawFailure;
   /** The cache-hit fast path: the file read without blocking (openat2 RESOLVE_CACHED, preadv2
