@@ -216,3 +216,24 @@ test('cache limits: bytes beyond maxBytes are evicted, files above maxFileSize a
   await check({ cache: { maxFileSize: 10_009 } }, (kept) => assert.equal(kept, 10), 10 * 10_010);
   await check({ cache: false }, (kept) => assert.equal(kept, 0), 0);
 });
+
+test('statAt (the addon): fstatat from a directory descriptor, as fs.statSync sees the file', { skip }, () => {
+  const binding = require(engineInfo().path);
+  const dir = path.join(tempDirs.disk, 'stat-at');
+  fs.mkdirSync(path.join(dir, 'sub'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'sub', 'f.txt'), 'twelve bytes');
+  fs.symlinkSync('sub/f.txt', path.join(dir, 'link'));
+  const dirfd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  try {
+    for (const rel of ['sub/f.txt', 'link', 'sub', 'sub/../sub/f.txt']) {
+      const expected = fs.statSync(path.join(dir, rel));
+      const st = binding.statAt(rel, dirfd);
+      assert.ok(st instanceof Float64Array, rel);
+      assert.deepEqual([...st], [expected.mode, expected.size, expected.mtimeMs, expected.ino, expected.dev, expected.ctimeMs], rel);
+    }
+    assert.deepEqual(binding.statAt('missing', dirfd), { errno: -2, syscall: 'stat' });
+    assert.deepEqual(binding.statAt('sub/f.txt/x', dirfd), { errno: -20, syscall: 'stat' });
+  } finally {
+    fs.closeSync(dirfd);
+  }
+});

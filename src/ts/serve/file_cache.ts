@@ -1,9 +1,9 @@
 // What serveStatic remembers of the files it served: per file, its metadata and ready-made
 // response headers, and for small files their bytes. An entry is used only while a stat of the
 // path (one confined openat2 + fstat per request) still finds the same file (mode, size, mtime,
-// ctime, inode, device); its bytes are kept only for files whose ctime was at least
-// kSettledMs old when they were read, so that a change within the filesystem's timestamp
-// granularity cannot leave stale bytes behind an unchanged stat.
+// ctime, inode, device); its bytes are kept only for files whose ctime was old enough when they
+// were read (settledAfterMs), so that a change within the filesystem's timestamp granularity
+// cannot leave stale bytes behind an unchanged stat.
 import type { Coding } from './http_rules';
 
 /** The fields of statBeneath's result an entry is validated against, in its order. */
@@ -11,11 +11,14 @@ export const enum StatField { Mode = 0, Size = 1, MtimeMs = 2, Ino = 3, Dev = 4,
 
 /**
  * How old (by ctime) a file must be for its bytes to be kept. Linux stamps file times from a
- * clock that ticks once per jiffy (up to 10 ms) on most filesystems, and some keep whole
- * seconds: a file written twice within one tick keeps its timestamps, so its bytes are cached
- * only once no write can share a tick with the one the cache saw.
+ * clock that ticks once per jiffy (1-10 ms) on most filesystems, and some filesystems keep
+ * whole seconds (or two): a file written twice within one tick keeps its timestamps, so its
+ * bytes are cached only once no later write can share a tick with the one the cache saw. A
+ * ctime with a fraction of a second comes from a fine clock; one without may be whole seconds.
  */
-export const kSettledMs = 2000;
+export function settledAfterMs(ctimeMs: number): number {
+  return ctimeMs % 1000 === 0 ? 2000 : 100;
+}
 
 /** A file (or a directory) beneath the root, as its stat found it. */
 export class FileEntry {
@@ -119,7 +122,7 @@ export class FileCache {
   /** Keeps a copy of `body` with `entry` when the limits allow; whether it did. */
   keepBody(entry: FileEntry, body: Buffer, now: number): boolean {
     if (body.length > this.limits.maxFileSize || body.length > this.limits.maxBytes) return false;
-    if (now - entry.ctimeMs < kSettledMs || this.entries.get(entry.key) !== entry || entry.body !== null) return false;
+    if (now - entry.ctimeMs < settledAfterMs(entry.ctimeMs) || this.entries.get(entry.key) !== entry || entry.body !== null) return false;
     if (this.bodyBytes + body.length > this.limits.maxBytes) {
       this.evict(() => this.bodyBytes + body.length <= this.limits.maxBytes * 0.9);
       // The entry itself may have gone with the others.

@@ -142,6 +142,7 @@ export class StaticSite {
   private readonly codings: Coding[];
   readonly streamFrom: number;
   private readonly streamChunk: number;
+  private readonly noSymlinks: boolean;
 
   constructor(root: PathLike, options: ServeStaticOptions | undefined, caller: Function) {
     if (options !== undefined && (options === null || typeof options !== 'object')) throw invalidArgType('options', 'of type object', options, caller);
@@ -160,6 +161,7 @@ export class StaticSite {
     this.codings = o.precompressed === true ? ['br', 'gzip'] : Array.isArray(o.precompressed) ? [...o.precompressed] : [];
     this.fallthrough = o.fallthrough ?? true;
     this.setHeaders = o.setHeaders;
+    this.noSymlinks = o.noSymlinks ?? false;
     this.streamFrom = o.streamFrom ?? 1 << 20;
     this.streamChunk = o.streamChunk ?? 256 << 10;
     const cache = o.cache === false ? { maxFileSize: 1, maxBytes: 1, maxEntries: 1 } : o.cache ?? {};
@@ -217,19 +219,34 @@ export class StaticSite {
   }
 
   /**
-   * The entry for `rel` (as `coding`'s sibling when given), from the cache while a stat finds
-   * the file unchanged, or the errno of the stat.
+   * The entry for `rel` (as `coding`'s sibling when given), or the errno of its lookup. A cached
+   * entry is still the file while one fstatat of the path from the root finds the same inode,
+   * unchanged (ctime): that check is not confined, but it only ever confirms a file that a
+   * confined lookup found, whose bytes and headers are what is served; anything else is looked
+   * up again beneath the root. With noSymlinks every request is looked up confined, since a link
+   * put in the way would not change the file it leads to.
    */
   lookup(rel: string, coding?: Coding): FileEntry | number {
     const key = coding === undefined ? rel : `${rel}\0${coding}`;
-    const st = this.stat(coding === undefined ? rel : rel + codingSuffix[coding]);
-    if (typeof st === 'number') return st;
+    const path = coding === undefined ? rel : rel + codingSuffix[coding];
     const cached = this.cache.get(key);
+    if (cached !== undefined && !this.noSymlinks) {
+      const st = native!.statAt(path, this.root.confine.dirfd);
+      if (st instanceof Float64Array && cached.matches(st)) {
+        cached.referenced = true;
+        return cached;
+      }
+    }
+    const st = this.stat(path);
+    if (typeof st === 'number') {
+      if (cached !== undefined) this.cache.delete(cached);
+      return st;
+    }
     if (cached !== undefined && cached.matches(st)) {
       cached.referenced = true;
       return cached;
     }
-    const entry = new FileEntry(key, coding === undefined ? rel : rel + codingSuffix[coding], st, coding);
+    const entry = new FileEntry(key, path, st, coding);
     this.cache.set(entry);
     return entry;
   }
