@@ -69,6 +69,8 @@ export type Decision =
   | { kind: 'error'; status: number; fallThrough: boolean; headers?: string[]; cause?: Error };
 
 const codingSuffix: Record<Coding, string> = { br: '.br', gzip: '.gz' };
+// Reads a streamed file keeps in flight: the next chunk is on its way while one is sent.
+const kStreamDepth = 2;
 const ERRNO = osConstants.errno;
 const ONE_YEAR_MS = 365 * 24 * 3600 * 1000;
 const S_IFMT = fs.constants.S_IFMT;
@@ -418,7 +420,7 @@ export class StaticSite {
       if (!same) fs.closeSync(fd);
     }
     if (!same) return 'changed';
-    return new FileRangeStream(fd, start, end, this.streamChunk, entry.rel);
+    return new FileRangeStream(fd, start, end, this.streamChunk, kStreamDepth, entry.rel);
   }
 
   /** The absolute path of `entry` and what setHeaders is told of it. */
