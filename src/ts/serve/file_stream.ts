@@ -1,12 +1,39 @@
-// A byte range of an open file as a Readable: positional reads on libuv's pool, a few chunks
+// A byte range of an open file as a Readable: positional reads (on io_uring where it is usable,
+// else on libuv's pool), a few chunks
 // ahead of the consumer and no more (backpressure: reads are started only while the stream's
 // buffer is below its mark), pushed in file order; the descriptor is closed once the stream
-// ends or is destroyed, after the reads in flight have come back.
+// ends or is destroyed, after the reads in flight have come back. A consumer that knows when
+// it is done with a chunk (a socket write's callback) gives it back with recycle(), and the
+// next reads go into it: no fresh memory to fault in, and none left for the collector.
 import * as fs from 'node:fs';
 import { Readable } from 'node:stream';
 import { native } from '../engine';
 import { failureToError } from '../errors';
-import type { RawFailure } from '../native';
+import type { NativeBinding, RawFailure } from '../native';
+import { queueUringSubmit, uringAvailability } from '../strategies';
+
+type ReadAt = (fd: number, buffer: Buffer, length: number, position: number) => Promise<number | RawFailure>;
+
+let readAt: ReadAt | undefined;
+
+// The ring completes reads on the event loop's thread (no thread hop per chunk); the pool is
+// where io_uring is missing or refused.
+function positionalReads(): ReadAt {
+  if (readAt === undefined) {
+    const binding = native as NativeBinding;
+    if (typeof uringAvailability() !== 'string' && binding.uringReadAt !== undefined) {
+      const ring = binding as Required<NativeBinding>;
+      readAt = (fd, buffer, length, position) => {
+        const pending = ring.uringReadAt(fd, false, buffer, 0, length, position);
+        queueUringSubmit();
+        return pending;
+      };
+    } else {
+      readAt = (fd, buffer, length, position) => binding.readIntoAsync(fd, buffer, 0, length, position);
+    }
+  }
+  return readAt;
+}
 
 interface PendingRead {
   buffer: Buffer;
@@ -21,6 +48,7 @@ export class FileRangeStream extends Readable {
   private fd: number;
   private wantsMore = false;
   private afterReads: (() => void) | null = null;
+  private readonly spare: Buffer[] = [];
 
   /** Streams bytes [start, end] (inclusive) of `fd`, which it owns and closes, reading
    * `chunkSize` bytes at a time with up to `depth` reads in flight. */
@@ -44,7 +72,7 @@ export class FileRangeStream extends Readable {
       const read: PendingRead = { buffer: Buffer.allocUnsafeSlow(length), position: this.nextPosition, result: undefined };
       this.nextPosition += length;
       this.pending.push(read);
-      native!.readIntoAsync(this.fd, read.buffer, 0, length, read.position).then(
+      positionalReads()(this.fd, read.buffer, length, read.position).then(
         (result) => this.completed(read, result),
         (err: Error) => this.completed(read, err));
     }
@@ -75,6 +103,13 @@ export class FileRangeStream extends Readable {
       return;
     }
     if (!this.destroyed) this.startReads();
+  }
+
+  /** Takes back a chunk this stream pushed, once nothing uses it any more. */
+  recycle(chunk: Buffer): void {
+    if (chunk.buffer.byteLength === this.chunkSize && this.spare.length < this.depth + 2 && !this.destroyed) {
+      this.spare.push(Buffer.from(chunk.buffer, 0, this.chunkSize));
+    }
   }
 
   override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {

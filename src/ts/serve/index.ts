@@ -1,7 +1,7 @@
 // smartread/serve: serveStatic(root, options), a static file handler for node:http and
 // Express/Connect on the confined reader (every path resolved beneath the root by the kernel).
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream';
+import type { FileRangeStream } from './file_stream';
 import type { PathLike } from '../args';
 import { StaticSite, type Decision, type ServeStaticOptions } from './static_site';
 import type { FileEntry } from './file_cache';
@@ -174,9 +174,7 @@ export function serveStatic(root: PathLike, options?: ServeStaticOptions): Serve
     const stream = site.openStream(entry, start, end);
     if (stream === 'changed') return retry();
     writeHead(res, status, headers, entry);
-    // A client that goes away destroys the response, and pipeline the stream with it: the read
-    // in flight comes back, and the descriptor is closed.
-    pipeline(stream, res, () => {});
+    sendStream(stream, res);
   };
 
   const handler = ((req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => {
@@ -190,6 +188,26 @@ export function serveStatic(root: PathLike, options?: ServeStaticOptions): Serve
   handler.close = () => site.close();
   handler[Symbol.dispose] = handler.close;
   return handler;
+}
+
+/**
+ * Writes the stream to the response, pausing it while the response is full; each chunk goes back
+ * to the stream for its next reads once the socket has written it. A client that goes away
+ * closes the response, which destroys the stream: the reads in flight come back and the
+ * descriptor is closed. A read that fails cuts the response short (its length was promised).
+ */
+function sendStream(stream: FileRangeStream, res: ServerResponse): void {
+  const resume = () => stream.resume();
+  stream.on('data', (chunk: Buffer) => {
+    if (!res.write(chunk, () => stream.recycle(chunk))) stream.pause();
+  });
+  res.on('drain', resume);
+  stream.once('end', () => res.end());
+  stream.once('error', (err) => res.destroy(err));
+  res.once('close', () => {
+    res.off('drain', resume);
+    stream.destroy();
+  });
 }
 
 /** The original URL's path and query (Express keeps it as req.originalUrl under a mount). */
