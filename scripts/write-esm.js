@@ -26,7 +26,7 @@ for (const { name, defaultExport } of entries) {
   // The types say what the .mjs exports: the names, and the default as above.
   fs.writeFileSync(path.join(dist, `${name}.d.mts`), defaultExport === 'module'
     ? `export * from './${base}.js';\nimport * as cjs from './${base}.js';\nexport default cjs;\n`
-    : `export * from './${base}.js';\nexport { default } from './${base}.js';\n`);
+    : `export * from './${base}.js';\nimport cjs from './${base}.js';\ndeclare const defaultExport: typeof cjs.default;\nexport default defaultExport;\n`);
 }
 
 // The drop-in entries. smartread/fs and smartread/fs/promises are node:fs and node:fs/promises,
