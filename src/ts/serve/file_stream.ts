@@ -54,7 +54,7 @@ export class FileRangeStream extends Readable {
    * `chunkSize` bytes at a time with up to `depth` reads in flight. */
   constructor(fd: number, start: number, end: number, private readonly chunkSize: number,
               private readonly depth: number, private readonly rel: string) {
-    super({ highWaterMark: chunkSize * depth });
+    super({ highWaterMark: chunkSize });
     this.fd = fd;
     this.nextPosition = start;
     this.end = end;
@@ -68,8 +68,9 @@ export class FileRangeStream extends Readable {
   private startReads(): void {
     while (this.wantsMore && this.pending.length < this.depth && this.nextPosition <= this.end) {
       const length = Math.min(this.chunkSize, this.end + 1 - this.nextPosition);
-      // A Buffer of its own per chunk: the socket may still hold the previous ones.
-      const read: PendingRead = { buffer: Buffer.allocUnsafeSlow(length), position: this.nextPosition, result: undefined };
+      // A chunk given back by the consumer, or a new one (the socket may hold the others).
+      const whole = this.spare.pop() ?? Buffer.allocUnsafeSlow(this.chunkSize);
+      const read: PendingRead = { buffer: length === whole.length ? whole : whole.subarray(0, length), position: this.nextPosition, result: undefined };
       this.nextPosition += length;
       this.pending.push(read);
       positionalReads()(this.fd, read.buffer, length, read.position).then(
