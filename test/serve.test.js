@@ -100,6 +100,9 @@ for (const host of hosts) {
     assert.equal(same.headers.etag, etag);
     assert.equal(same.headers['content-type'], undefined);
     assert.equal(same.headers['content-length'], undefined);
+    // With an ETag, Last-Modified is not needed to update a cached copy (RFC 9110 15.4.5).
+    assert.equal(same.headers['last-modified'], undefined);
+    assert.equal(same.headers['cache-control'], 'public, max-age=0');
     assert.equal((await request(t, '/name.txt', { headers: { 'if-none-match': `"x", W/${etag}` } })).status, 304);
     assert.equal((await request(t, '/name.txt', { headers: { 'if-none-match': '*' } })).status, 304);
     assert.equal((await request(t, '/name.txt', { headers: { 'if-none-match': '"123"' } })).status, 200);
@@ -280,6 +283,12 @@ test('options: index, extensions, dotfiles, redirect, Cache-Control, ETag, Last-
     assert.equal(res.body.toString(), '123456789');
     for (const h of ['cache-control', 'etag', 'last-modified', 'accept-ranges', 'content-range']) assert.equal(res.headers[h], undefined, h);
   });
+  await on('node:http', { etag: false }, async (t) => {
+    const { 'last-modified': lastModified } = (await request(t, '/nums.txt')).headers;
+    const same = await request(t, '/nums.txt', { headers: { 'if-modified-since': lastModified } });
+    assert.equal(same.status, 304);
+    assert.equal(same.headers['last-modified'], lastModified);
+  });
   await on('node:http', { cacheControl: 'no-cache', etag: 'weak' }, async (t) => {
     const res = await request(t, '/nums.txt');
     assert.equal(res.headers['cache-control'], 'no-cache');
@@ -429,6 +438,52 @@ test('Fastify: prefix, the not-found handler, reply.sendFile, onSend hooks', { s
     const refused = await request(t, '/nope');
     assert.equal(refused.status, 403);
     assert.ok(!refused.body.toString().includes(SECRET));
+  } finally {
+    agent.destroy();
+    await app.close();
+  }
+});
+
+test('after close(), requests get 503 and the root is released', { skip: !native && 'confined serving needs the addon' }, async () => {
+  const http = require('node:http');
+  const { serveStatic } = require('smartread/serve');
+  const handler = serveStatic(site);
+  const server = http.createServer(handler);
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const agent = new http.Agent({ keepAlive: true });
+  const t = { url: `http://127.0.0.1:${server.address().port}`, agent };
+  try {
+    assert.equal((await request(t, '/name.txt')).status, 200);
+    handler.close();
+    handler.close();
+    assert.equal((await request(t, '/name.txt')).status, 503);
+  } finally {
+    agent.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+test('Fastify: setHeaders sees the reply, the file and its stats', { skip: !native && 'confined serving needs the addon' }, async () => {
+  const http = require('node:http');
+  const Fastify = require('fastify');
+  const plugin = require('smartread/serve/fastify');
+  const app = Fastify();
+  const seen = [];
+  app.register(plugin, {
+    root: site,
+    setHeaders(reply, file, stats) {
+      seen.push([file, stats.size]);
+      reply.header('cache-control', 'no-store');
+    },
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const agent = new http.Agent({ keepAlive: true });
+  const t = { url: `http://127.0.0.1:${app.server.address().port}`, agent };
+  try {
+    const res = await request(t, '/nums.txt');
+    assert.equal(res.headers['cache-control'], 'no-store');
+    assert.equal(res.body.toString(), '123456789');
+    assert.deepEqual(seen, [[path.join(site, 'nums.txt'), 9]]);
   } finally {
     agent.destroy();
     await app.close();

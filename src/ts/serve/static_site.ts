@@ -380,10 +380,13 @@ export class StaticSite {
     ];
     if (coding !== undefined) partial.push('content-encoding', coding);
     if (this.acceptRanges) partial.push('accept-ranges', 'bytes');
+    // A 304 carries what a cache needs to update its copy (RFC 9110 15.4.5): the ETag,
+    // Cache-Control and Vary; Last-Modified only when there is no ETag.
+    const notModified = etagValue === undefined ? validators : validators.filter((_, i) => validators[i - (i % 2)] !== 'last-modified');
     const headers: FileHeaders = {
       full: [...partial, 'content-length', String(entry.size)],
       partial,
-      notModified: validators,
+      notModified,
       etag: etagValue,
       lastModified,
     };
