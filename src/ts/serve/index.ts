@@ -168,7 +168,7 @@ export function serveStatic(root: PathLike, options?: ServeStaticOptions): Serve
         if (body === 'changed') return retry();
         writeHead(res, status, headers, entry);
         res.end(status === 200 ? body : body.subarray(start, end + 1));
-      }, (err: Error) => fail(req, res, next, { kind: 'error', status: 500, fallThrough: false, cause: err }));
+      }).catch((err: Error) => fail(req, res, next, { kind: 'error', status: 500, fallThrough: false, cause: err }));
       return;
     }
     const stream = site.openStream(entry, start, end);
