@@ -170,7 +170,7 @@ export class StaticSite {
     this.cache = new FileCache({
       maxFileSize: cache.maxFileSize ?? 256 << 10,
       maxBytes: cache.maxBytes ?? 64 << 20,
-      maxEntries: cache.maxEntries ?? 100_000,
+      maxEntries: cache.maxEntries ?? 10_000,
     });
     if (o.cache === false) this.cache.limits.maxFileSize = 0;
     // Opened last, once the options are known to be good.
