@@ -53,7 +53,7 @@ export interface ServeStaticOptions {
   /** Files larger than this are streamed with positional reads (default 1 MiB); smaller ones are
    * read whole. */
   streamFrom?: number;
-  /** Bytes per read of a streamed file (default 64 KiB; two reads are in flight at a time). */
+  /** Bytes per read of a streamed file (default 128 KiB; two reads are in flight at a time). */
   streamChunk?: number;
   /** What is kept of the files served (see the README): false keeps nothing; each file's bytes are
    * kept up to maxFileSize (default 256 KiB), all of them up to maxBytes (default 64 MiB). */
@@ -165,7 +165,7 @@ export class StaticSite {
     this.setHeaders = o.setHeaders;
     this.noSymlinks = o.noSymlinks ?? false;
     this.streamFrom = o.streamFrom ?? 1 << 20;
-    this.streamChunk = o.streamChunk ?? 64 << 10;
+    this.streamChunk = o.streamChunk ?? 128 << 10;
     const cache = o.cache === false ? { maxFileSize: 1, maxBytes: 1, maxEntries: 1 } : o.cache ?? {};
     this.cache = new FileCache({
       maxFileSize: cache.maxFileSize ?? 256 << 10,
