@@ -9,9 +9,10 @@ const root = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.met
 
 /**
  * [import specifier, TypeScript source] for each entry of package.json's "exports": the
- * CommonJS declaration file it names (dist/x.d.ts) mapped back to its source through
- * tsconfig.json's outDir and rootDir. Entries that name no declaration file (package.json
- * itself) are not code.
+ * declaration file it names (dist/x.d.ts, or the ES module's dist/x.d.mts beside it) mapped
+ * back to its source through tsconfig.json's outDir and rootDir. A JSON entry (package.json
+ * itself) is not code; any other entry that cannot be mapped is an error, so that no export
+ * goes undocumented.
  */
 export function exportedEntryPoints() {
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
@@ -20,14 +21,13 @@ export function exportedEntryPoints() {
   const rootDir = path.resolve(root, compilerOptions.rootDir);
   const entries = [];
   for (const [subpath, target] of Object.entries(pkg.exports)) {
-    const types = typeof target === 'object' ? target.require?.types ?? target.types : undefined;
-    if (types === undefined) continue;
-    const declaration = path.resolve(root, types);
-    const relative = path.relative(outDir, declaration);
-    if (relative.startsWith('..') || !relative.endsWith('.d.ts')) {
-      throw new Error(`package.json exports["${subpath}"]: ${types} is not a declaration file under ${compilerOptions.outDir}`);
+    if (subpath.endsWith('.json')) continue;
+    const types = target?.require?.types ?? target?.types ?? target?.import?.types;
+    const relative = types === undefined ? '' : path.relative(outDir, path.resolve(root, types));
+    if (relative.startsWith('..') || !/\.d\.m?ts$/.test(relative)) {
+      throw new Error(`package.json exports["${subpath}"]: no declaration file under ${compilerOptions.outDir} (types: ${types})`);
     }
-    const source = path.join(rootDir, relative.replace(/\.d\.ts$/, '.ts'));
+    const source = path.join(rootDir, relative.replace(/\.d\.m?ts$/, '.ts'));
     if (!fs.existsSync(source)) {
       throw new Error(`package.json exports["${subpath}"]: ${types} has no source at ${path.relative(root, source)}`);
     }

@@ -227,7 +227,12 @@ test('docs/api is what `npm run docs` makes of the sources now', async () => {
     ...want.filter((f) => have.includes(f) && !fs.readFileSync(path.join(out, f)).equals(fs.readFileSync(path.join(committed, f))))
       .map((f) => `differs: docs/api/${f}`),
   ];
-  assert.ok(want.length > 0, 'TypeDoc wrote no reference');
+  // One module per public entry point, named as it is imported.
+  const { name, exports } = JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8'));
+  for (const subpath of Object.keys(exports).filter((p) => !p.endsWith('.json'))) {
+    const page = path.join(path.posix.join(name, subpath), 'README.md');
+    assert.ok(want.includes(page), `${subpath} of package.json's exports has no page in the reference (${page})`);
+  }
   const shown = differences.slice(0, 20).concat(differences.length > 20 ? [`and ${differences.length - 20} more`] : []);
   assert.equal(differences.length, 0, `the reference is stale: run npm run docs\n  ${shown.join('\n  ')}`);
 });
