@@ -22,7 +22,7 @@ function check<T>(result: T | RawFailure, path: PathLike, target: string | Buffe
  * tmpfs pages cannot be dropped). For benchmarks and tests; needs the native addon.
  *
  * @param path - The file.
- * @throws fs.openSync's errors for the file; ERR_SMARTREAD_STRATEGY_UNAVAILABLE without the addon.
+ * @throws node:fs-style errors for the file (ENOENT...); ERR_SMARTREAD_STRATEGY_UNAVAILABLE without the addon.
  */
 export function evictFromPageCache(path: PathLike): void {
   const target = getValidatedPath(path, evictFromPageCache);
