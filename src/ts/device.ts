@@ -14,6 +14,7 @@ export interface BlockDevice {
   dev: string;
   /** Its name in /sys/block: 'vda', 'nvme0n1', 'loop3', 'dm-0'. */
   block: string;
+  /** What kind of storage it is. */
   kind: DeviceKind;
   /** queue/rotational as the kernel reports it (virtio disks often claim to rotate). */
   rotational?: boolean;
@@ -31,6 +32,7 @@ export interface BlockDevice {
 export interface DeviceInfo extends Partial<Omit<BlockDevice, 'dev' | 'kind'>> {
   /** From statfs f_type: 'ext4', 'xfs', 'btrfs', 'tmpfs', 'nfs', 'fuse', 'overlay', ... or 'unknown'. */
   filesystem: string;
+  /** The storage under the filesystem: 'none' where it has no block device. */
   kind: DeviceKind;
   /** The file's st_dev as MAJ:MIN. */
   dev: string;

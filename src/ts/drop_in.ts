@@ -166,8 +166,18 @@ export function dropInReaders(node: FsReaders, active: () => boolean): FsReaders
 
 /** Why reads through node:fs are, or are not, served by smartread in this thread. */
 export type DropInStatus =
-  | { active: true; patched: string[] }
-  | { active: false; reason: string };
+  | {
+    /** node:fs's readers are served by smartread. */
+    active: true;
+    /** Which: 'fs.readFile', 'fs.readFileSync', 'fs.promises.readFile'. */
+    patched: string[];
+  }
+  | {
+    /** node:fs is left alone. */
+    active: false;
+    /** Why, in words. */
+    reason: string;
+  };
 
 const nativeInUse = () => loadReport.engine === 'native';
 
@@ -192,6 +202,7 @@ interface Patch {
 let patch: Patch | null = null;
 let status: DropInStatus = { active: false, reason: 'not registered: nothing loaded smartread/register or called register()' };
 
+/** What engineInfo().dropIn reports: a copy of this thread's drop-in status. */
 export function dropInStatus(): DropInStatus {
   return status.active ? { active: true, patched: [...status.patched] } : { ...status };
 }
@@ -200,6 +211,8 @@ export function dropInStatus(): DropInStatus {
  * Puts smartread in place of node:fs's readFile, readFileSync and promises.readFile in this
  * thread (named ES imports included), unless SMARTREAD_REGISTER=0 or the native addon is not in
  * use (then it says why in engineInfo().dropIn). Doing it again does nothing.
+ *
+ * @returns Whether node:fs is now served, and why not when it is not.
  */
 export function register(): DropInStatus {
   if (patch !== null) return dropInStatus();
@@ -228,6 +241,8 @@ export function register(): DropInStatus {
 /**
  * Gives node:fs its functions back (those that nothing replaced since register()), and the
  * named ES imports with them.
+ *
+ * @returns The status now: not active, and why.
  */
 export function unregister(): DropInStatus {
   if (patch === null) return dropInStatus();

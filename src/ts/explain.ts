@@ -13,13 +13,17 @@ import type { RawFailure, RawResult } from './native';
 /** The way a read goes: a rung of 'auto', or the engine a forced strategy names. */
 export type ReadPath = 'fast-path' | 'uring' | 'uring-chunked' | 'threadpool' | 'sync' | 'mmap' | 'js';
 
+/** What {@link explain} returns: how a read would go now, why, and the device under the file. */
 export interface Explanation {
+  /** The way the read would go. */
   strategy: ReadPath;
   /** Why, in a sentence. */
   reason: string;
+  /** The file's filesystem and the storage under it. */
   device: DeviceInfo;
 }
 
+/** The options of the smartRead call to explain. */
 export interface ExplainOptions {
   /** As smartRead's: 'auto' (the default) or the strategy to explain. */
   strategy?: Strategy;
@@ -71,6 +75,10 @@ function missReason(st: fs.BigIntStats): string {
  * or node:fs on the pure-JS engine; with the reason and the device the file is on. Takes a path
  * or an fd; throws smartRead's argument errors, and fs.statSync's (fs.fstatSync's) for a file
  * that cannot be looked at. Never creates or changes a file.
+ *
+ * @param path - The file, or an fd.
+ * @param options - The `strategy` and `flag` of the smartRead call to explain.
+ * @returns The way, the reason in a sentence, and the device.
  */
 export function explain(path: PathOrFd, options?: ExplainOptions | null): Explanation {
   // A confined read resolves beneath its root, which the lookups here do not: refuse it rather

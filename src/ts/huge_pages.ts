@@ -12,6 +12,7 @@ import * as fs from 'node:fs';
 import { originalReadFileSync } from './fs_originals';
 import * as path from 'node:path';
 
+/** Whether large destinations are advised huge pages here (engineInfo().hugePages), and why. */
 export interface HugePageAdvice {
   /** Whether destinations of 32 MiB and more are advised MADV_HUGEPAGE. */
   advised: boolean;

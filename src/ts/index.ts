@@ -1,4 +1,13 @@
-// smartread: read files as fast as Linux allows, with node:fs's arguments, results and errors.
+/**
+ * smartread: read files as fast as Linux allows, with node:fs's arguments, results and errors.
+ *
+ * `require('smartread')` or `import { smartRead } from 'smartread'`: the readers
+ * ({@link smartReadSync}, {@link smartRead}, {@link readMany}, {@link mapFile},
+ * {@link readInto}, {@link openReader}, {@link createReader}), and what tells how they read
+ * ({@link engineInfo}, {@link explain}, {@link metrics}, {@link tuning}).
+ *
+ * @module
+ */
 import { loadReport } from './engine';
 import { uringAvailability } from './strategies';
 import type { LoadReport } from './native';
@@ -31,9 +40,18 @@ export type { HugePageAdvice } from './huge_pages';
 export { register, unregister } from './drop_in';
 export type { DropInStatus } from './drop_in';
 
+/** What {@link engineInfo} returns: the engine in use, where it came from, and what works here. */
 export interface EngineInfo extends LoadReport {
   /** Whether the io_uring engine is usable here, and why not when it is not. */
-  uring: { available: true } | { available: false; reason: string };
+  uring: {
+    /** io_uring reads are available. */
+    available: true;
+  } | {
+    /** io_uring reads are not available. */
+    available: false;
+    /** Why: not built with liburing, io_uring_setup refused (EPERM, ENOSYS), an op missing... */
+    reason: string;
+  };
   /** Whether node:fs's readers are served by smartread in this thread (smartread/register), and
    * why not when they are not. */
   dropIn: DropInStatus;

@@ -12,6 +12,7 @@ export const latencyBuckets: readonly number[] = [
   5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 ];
 
+/** What one engine (or the fast path) has read in this thread. */
 export interface StrategyMetrics {
   /** Reads that ended, with bytes or with an error. */
   reads: number;
@@ -20,33 +21,62 @@ export interface StrategyMetrics {
   /** Reads that failed. */
   errors: number;
   /** Timed reads (only while latency is recorded: see metrics.enableLatency). */
-  latency: { count: number; sumSeconds: number; buckets: Array<{ le: number; count: number }> };
+  latency: {
+    /** How many reads were timed. */
+    count: number;
+    /** Their total time, in seconds. */
+    sumSeconds: number;
+    /** The histogram: how many took at most `le` seconds (cumulative, as Prometheus's). */
+    buckets: Array<{
+      /** The bucket's upper bound in seconds (Infinity for the last). */
+      le: number;
+      /** Reads that took at most `le` seconds. */
+      count: number;
+    }>;
+  };
 }
 
+/** What `metrics()` returns: every counter of this thread at the time of the call. */
 export interface MetricsSnapshot {
+  /** Reads, bytes, errors and latencies by what served each read. */
   strategies: Record<ServedBy, StrategyMetrics>;
   /** Failed reads by error code (ENOENT, ERR_FS_FILE_TOO_LARGE, ABORT_ERR...). */
   errorsByCode: Record<string, number>;
   /** Reads 'auto' served from memory on the calling thread, and those it passed on. */
-  fastPath: { hits: number; misses: number };
+  fastPath: {
+    /** Reads the fast path answered. */
+    hits: number;
+    /** Reads it passed on to io_uring or the thread pool. */
+    misses: number;
+  };
   /** This thread's pool of recycled blocks for large results (see tuning().blockPoolFrom):
    * the bytes and blocks it holds idle, those results hold now, the results that got a
    * recycled block (hits) or a new one (misses), the blocks given back to the system; and the
    * bytes the pools of every thread of the process hold mapped, idle or lent. */
   blockPool: BlockPoolMetrics;
-  /** Whether reads are being counted, and whether their latencies are recorded. */
+  /** Whether reads are being counted (metrics.enable). */
   enabled: boolean;
+  /** Whether their latencies are recorded (metrics.enableLatency). */
   latencyEnabled: boolean;
 }
 
+/** This thread's pool of recycled blocks for large results (all 0 on the pure-JS engine). */
 export interface BlockPoolMetrics {
+  /** Bytes the pool holds with no result in them. */
   idleBytes: number;
+  /** Blocks the pool holds with no result in them. */
   idleBlocks: number;
+  /** Bytes of blocks that results (Buffers not yet collected) hold now. */
   lentBytes: number;
+  /** Blocks that results hold now. */
   lentBlocks: number;
+  /** Results that got a recycled block. */
   hits: number;
+  /** Results that got a new block. */
   misses: number;
+  /** Blocks given back to the system: idle too long, past the bound, or at teardown. */
   released: number;
+  /** Bytes the pools of every thread of the process hold mapped, idle or lent. */
   processBytes: number;
 }
 
@@ -225,6 +255,11 @@ function prometheusText(): string {
 
 /** What registerPromClient needs of a prom-client Registry. */
 export interface PromClientRegistry {
+  /**
+   * Adds a metric (a collector that reads smartread's counters at each scrape).
+   *
+   * @param metric - A prom-client metric.
+   */
   registerMetric(metric: unknown): void;
 }
 
@@ -252,22 +287,42 @@ function registerPromClient(registry?: PromClientRegistry): void {
   latencyEnabled = true;
 }
 
+/**
+ * The type of {@link metrics}: a function that returns a snapshot, with the methods that
+ * export, switch and reset the counters.
+ */
 export interface Metrics {
   /** A snapshot of every counter. */
   (): MetricsSnapshot;
   /** The same in Prometheus's text exposition format. */
   prometheus(): string;
-  /** Starts (or stops) timing every read into the latency histogram. */
+  /**
+   * Starts (or stops) timing every read into the latency histogram.
+   *
+   * @param on - true (the default) to time reads, false to stop.
+   */
   enableLatency(on?: boolean): void;
-  /** Turns counting on (the default) or off (also SMARTREAD_METRICS=0); the channel still publishes. */
+  /**
+   * Turns counting on (the default) or off (also SMARTREAD_METRICS=0); the channel still publishes.
+   *
+   * @param on - true (the default) to count reads, false to stop.
+   */
   enable(on?: boolean): void;
   /** Zeroes every counter (between test phases, or after a scrape that resets). */
   reset(): void;
-  /** Registers the same metrics in a prom-client registry (its default one when none is
-   * given; prom-client must then be installed) and starts recording latencies. */
+  /**
+   * Registers the same metrics in a prom-client registry and starts recording latencies.
+   *
+   * @param registry - A prom-client Registry; its default one when none is given (prom-client
+   * must then be installed).
+   */
   registerPromClient(registry?: PromClientRegistry): void;
 }
 
+/**
+ * What smartread has read in this thread, by what served each read: `metrics()` for a
+ * snapshot, `metrics.prometheus()` for the Prometheus text format.
+ */
 export const metrics: Metrics = Object.assign(snapshot, {
   prometheus: prometheusText,
   registerPromClient,

@@ -153,7 +153,7 @@ export interface LoadReport {
   reason?: string;
   /** Every place looked at, with what happened there. */
   tried: string[];
-  /** Whether large destinations are advised MADV_HUGEPAGE, and why (see huge_pages.ts). */
+  /** Whether large destinations are advised MADV_HUGEPAGE, and why. */
   hugePages: HugePageAdvice;
 }
 

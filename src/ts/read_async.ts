@@ -11,11 +11,13 @@ import { countFastPath, recordRead, timing, type ServedBy } from './metrics';
 import { Root, type ConfineOptions } from './confine';
 import { tuning } from './tuning';
 
+/** smartRead's options: fs.promises.readFile's, a root to read beneath, and the engine. */
 export interface SmartReadOptions extends ReadFileOptions, ConfineOptions {
   /** The engine: 'auto' (the default) chooses; the others force one, or fail where it is missing. */
   strategy?: Strategy;
 }
 
+/** readMany's options: smartRead's, which apply to every path, and how the list is read. */
 export interface ReadManyOptions extends SmartReadOptions {
   /** How many reads are in flight at once (default 64). */
   concurrency?: number;
@@ -23,7 +25,24 @@ export interface ReadManyOptions extends SmartReadOptions {
   settle?: boolean;
 }
 
-export type SettledRead<T> = { status: 'fulfilled'; value: T } | { status: 'rejected'; reason: Error };
+/**
+ * One path's outcome in `readMany(paths, { settle: true })`, shaped as Promise.allSettled's.
+ *
+ * @typeParam T - The result of a read that succeeded: a Buffer, or a string with an encoding.
+ */
+export type SettledRead<T> =
+  | {
+    /** The read succeeded. */
+    status: 'fulfilled';
+    /** What it read. */
+    value: T;
+  }
+  | {
+    /** The read failed. */
+    status: 'rejected';
+    /** Its node:fs-style error. */
+    reason: Error;
+  };
 
 // What a read needs once its arguments are known to be valid.
 export interface Request {
@@ -237,10 +256,34 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
   }
 }
 
+/**
+ * Reads a whole file into a Buffer without blocking: the counterpart of fs.promises.readFile
+ * (and of fs.readFile, as it also takes an fd), with its arguments, result and errors.
+ *
+ * @param path - The file, or an fd (read from its current position, left open).
+ * @param options - The open flag, an AbortSignal, and the engine (`strategy`, default 'auto').
+ * @returns The file's bytes.
+ */
 export function smartRead(path: PathOrFd, options?: { encoding?: null; flag?: string | number; signal?: AbortSignal; strategy?: Strategy } | null): Promise<Buffer>;
+/**
+ * Reads a whole file and decodes it without blocking, as fs.promises.readFile does with an
+ * encoding.
+ *
+ * @param path - The file, or an fd (read from its current position, left open).
+ * @param options - The encoding, or `{ encoding, flag, signal, strategy }`.
+ * @returns The file's text.
+ */
 export function smartRead(path: PathOrFd, options: { encoding: BufferEncoding; flag?: string | number; signal?: AbortSignal; strategy?: Strategy } | BufferEncoding): Promise<string>;
+/**
+ * Reads a whole file without blocking, as fs.promises.readFile does; a string when an encoding
+ * is given. `strategy: 'auto'` reads a small cached file on the calling thread, others through
+ * io_uring or the thread pool; the promise always settles asynchronously.
+ *
+ * @param path - The file, or an fd (read from its current position, left open).
+ * @param options - An encoding, or {@link SmartReadOptions}.
+ * @returns The file's bytes, or its text when an encoding is given.
+ */
 export function smartRead(path: PathOrFd, options?: SmartReadOptions | BufferEncoding | null): Promise<string | Buffer>;
-/** The counterpart of fs.promises.readFile (and of fs.readFile, as it also takes an fd). */
 export async function smartRead(path: PathOrFd, options?: SmartReadOptions | BufferEncoding | null): Promise<string | Buffer> {
   const common = commonOptions(options, smartRead);
   try {
@@ -252,14 +295,42 @@ export async function smartRead(path: PathOrFd, options?: SmartReadOptions | Buf
   }
 }
 
-export function readMany(paths: PathList<PathOrFd>, options: ReadManyOptions & { settle: true }): Promise<SettledRead<Buffer | string>[]>;
-export function readMany(paths: PathList<PathOrFd>, options: (ReadManyOptions & { encoding: BufferEncoding }) | BufferEncoding): Promise<string[]>;
-export function readMany(paths: PathList<PathOrFd>, options?: ReadManyOptions | null): Promise<Buffer[]>;
-export function readMany(paths: PathList<PathOrFd>, options?: ReadManyOptions | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>>;
 /**
- * Reads every path with at most `concurrency` in flight; results in input order. Rejects with
- * the first error (node:fs-style, naming its file) unless `settle` is set.
+ * Reads every path, and resolves with one outcome per path in input order, as
+ * Promise.allSettled does: no read's error rejects the whole.
+ *
+ * @param paths - The files (or fds), any iterable.
+ * @param options - `settle: true`, and {@link ReadManyOptions}.
+ * @returns `{ status: 'fulfilled', value }` or `{ status: 'rejected', reason }` per path.
  */
+export function readMany(paths: PathList<PathOrFd>, options: ReadManyOptions & { settle: true }): Promise<SettledRead<Buffer | string>[]>;
+/**
+ * Reads and decodes every path, with at most `concurrency` reads in flight.
+ *
+ * @param paths - The files (or fds), any iterable.
+ * @param options - The encoding, or {@link ReadManyOptions} with one.
+ * @returns Each file's text, in input order.
+ */
+export function readMany(paths: PathList<PathOrFd>, options: (ReadManyOptions & { encoding: BufferEncoding }) | BufferEncoding): Promise<string[]>;
+/**
+ * Reads every path, with at most `concurrency` reads in flight (default 64), and resolves with
+ * their bytes in input order; rejects with the first error (node:fs-style, naming its file),
+ * as Promise.all over fs.promises.readFile does, and starts no further reads.
+ *
+ * @param paths - The files (or fds), any iterable.
+ * @param options - {@link ReadManyOptions}: those of smartRead, `concurrency` and `settle`.
+ * @returns Each file's bytes, in input order.
+ */
+export function readMany(paths: PathList<PathOrFd>, options?: ReadManyOptions | null): Promise<Buffer[]>;
+/**
+ * Reads every path, with at most `concurrency` reads in flight; results in input order. Rejects
+ * with the first error (node:fs-style, naming its file) unless `settle` is set.
+ *
+ * @param paths - The files (or fds), any iterable.
+ * @param options - An encoding, or {@link ReadManyOptions}.
+ * @returns Per path: its bytes, its text (with an encoding), or its outcome (with `settle`).
+ */
+export function readMany(paths: PathList<PathOrFd>, options?: ReadManyOptions | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>>;
 export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOptions | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>> {
   const list = pathList(paths, readMany);
   const many = options !== null && typeof options === 'object' ? options : {};

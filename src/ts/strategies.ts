@@ -7,6 +7,10 @@ import { jsReadAsync } from './js_engine';
 import { mapForRead } from './map_file';
 import type { AsyncRead, Confine, NativeBinding, RawResult } from './native';
 
+/**
+ * The engine a read uses: 'auto' (the fast path, then io_uring, then the thread pool), or one
+ * forced: 'sync' (the calling thread), 'uring', 'threadpool', 'mmap'.
+ */
 export type Strategy = 'auto' | 'sync' | 'uring' | 'threadpool' | 'mmap';
 export const strategyNames: readonly Strategy[] = ['auto', 'sync', 'uring', 'threadpool', 'mmap'];
 

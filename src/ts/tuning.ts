@@ -3,6 +3,7 @@ import { originalReadFileSync } from './fs_originals';
 import { native } from './engine';
 import { invalidArgValue, withCode } from './errors';
 
+/** The thresholds by which 'auto' chooses and io_uring reads, per thread. */
 export interface Tuning {
   /** 'auto' reads a cached file on the calling thread while its copy is expected to take at
    * most this many microseconds (readMany: the files of one run together)... */
@@ -26,7 +27,9 @@ export interface Tuning {
 
 /** What `smartread calibrate` writes: the tuning it chose, and what it measured to choose it. */
 export interface Profile {
+  /** The profile format: 1. */
   version: 1;
+  /** The thresholds the profile sets. */
   tuning: Tuning;
   [detail: string]: unknown;
 }
@@ -60,7 +63,13 @@ export function tuning(): Tuning {
   return { ...current };
 }
 
-/** Changes some thresholds (reads already started keep theirs); returns them all. */
+/**
+ * Changes some thresholds in this thread (reads already started keep theirs).
+ *
+ * @param changes - The thresholds to change; each must be an integer in its range.
+ * @returns Every threshold, as {@link tuning} returns them.
+ * @throws ERR_INVALID_ARG_VALUE for an unknown name or a value out of range.
+ */
 export function setTuning(changes: Partial<Tuning>): Tuning {
   if (changes === null || typeof changes !== 'object') {
     throw invalidArgValue('changes', changes, 'must be an object', setTuning);
@@ -83,7 +92,13 @@ export function setTuning(changes: Partial<Tuning>): Tuning {
   return tuning();
 }
 
-/** Applies a profile written by `smartread calibrate`: a path to its JSON, or the object. */
+/**
+ * Applies a profile written by `smartread calibrate`.
+ *
+ * @param profile - The path of its JSON file, or the profile itself.
+ * @returns Every threshold, as {@link tuning} returns them.
+ * @throws ERR_SMARTREAD_BAD_PROFILE when it cannot be read or is not a valid profile.
+ */
 export function useProfile(profile: string | Profile): Tuning {
   let data: unknown = profile;
   if (typeof profile === 'string') {
