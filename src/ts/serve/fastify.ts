@@ -1,6 +1,9 @@
-// smartread/serve/fastify: serveStatic as a Fastify plugin, registered as @fastify/static is
-// (`fastify.register(serveStaticPlugin, { root, prefix })`), answering through the reply so
-// that Fastify's hooks (onSend, CORS, compression...) see every response.
+/**
+ * smartread/serve/fastify: serveStatic as a Fastify plugin, registered as @fastify/static is
+ * (`fastify.register(serveStaticPlugin, { root, prefix })`), answering through the reply so
+ * that Fastify's hooks (onSend, CORS, compression...) see every response.
+ * @module
+ */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import type { PathLike } from '../args';
@@ -11,6 +14,7 @@ import { StaticSite, type Decision, type ServeStaticOptions } from './static_sit
 
 export type { ServeStaticOptions } from './static_site';
 
+/** The plugin's options: serveStatic's, and where in the app the files are served. */
 export interface FastifyServeStaticOptions extends Omit<ServeStaticOptions, 'fallthrough' | 'setHeaders'> {
   /** The directory to serve. */
   root: PathLike;
@@ -19,7 +23,12 @@ export interface FastifyServeStaticOptions extends Omit<ServeStaticOptions, 'fal
   /** Adds reply.sendFile(path) (default true): the file at `path` beneath the root, with the
    * same headers, preconditions and ranges. */
   decorateReply?: boolean;
-  /** Called before a file's response with the reply, the file's absolute path and its stats. */
+  /**
+   * Called before a file's response, to set more (or other) headers.
+   * @param reply The reply, not yet sent.
+   * @param path The file's absolute path.
+   * @param stats The file's stats.
+   */
   setHeaders?: (reply: FastifyReply, path: string, stats: import('../confine').ConfinedStats) => void;
 }
 
@@ -48,8 +57,19 @@ function splitUrl(url: string): [string, string] {
   return q === -1 ? [url, ''] : [url.slice(0, q), url.slice(q)];
 }
 
-/** The plugin: GET and HEAD on `prefix*`, and reply.sendFile. */
-export function serveStaticPlugin(fastify: FastifyInstance, options: FastifyServeStaticOptions, done: (err?: Error) => void): void {
+/**
+ * Fastify's plugin callback.
+ * @param err Why the plugin could not be registered, or nothing.
+ */
+export type PluginDone = (err?: Error) => void;
+
+/**
+ * The plugin: GET and HEAD on `prefix*`, and reply.sendFile.
+ * @param fastify The instance it is registered on.
+ * @param options Where the files are and how they are served.
+ * @param done Fastify's callback, called once the routes are added.
+ */
+export function serveStaticPlugin(fastify: FastifyInstance, options: FastifyServeStaticOptions, done: PluginDone): void {
   if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options, serveStaticPlugin);
   const { root, prefix: givenPrefix = '/', decorateReply = true, setHeaders, ...rest } = options;
   if (typeof givenPrefix !== 'string' || !givenPrefix.startsWith('/')) {

@@ -1,5 +1,8 @@
-// smartread/serve: serveStatic(root, options), a static file handler for node:http and
-// Express/Connect on the confined reader (every path resolved beneath the root by the kernel).
+/**
+ * smartread/serve: `serveStatic(root, options)`, a static file handler for node:http and
+ * Express/Connect on the confined reader (every path resolved beneath the root by the kernel).
+ * @module
+ */
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { FileRangeStream } from './file_stream';
 import type { PathLike } from '../args';
@@ -10,21 +13,40 @@ import { redirectTarget } from './http_rules';
 export type { ServeStaticOptions } from './static_site';
 export type { ConfinedStats } from '../confine';
 
+/**
+ * Express/Connect's continuation, as serveStatic calls it.
+ * @param err Nothing: the request is not this handler's (not found, another method); or an
+ *   {@link HttpError}.
+ */
+export type NextFunction = (err?: unknown) => void;
+
 /** serveStatic's handler: a node:http request listener, or middleware with `next`. */
 export interface ServeStaticHandler {
-  (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): void;
+  /**
+   * Answers one request.
+   * @param req The request (GET and HEAD are served; others get 405, or go to `next`).
+   * @param res Its response.
+   * @param next Express/Connect's continuation: what is not found goes there (with
+   *   `fallthrough`), and errors as an {@link HttpError}.
+   */
+  (req: IncomingMessage, res: ServerResponse, next?: NextFunction): void;
   /** The root directory, resolved. */
   readonly root: string;
   /** Releases the root's descriptor and what is cached; requests after it get 503. */
   close(): void;
+  /** close(), for `using`. */
   [Symbol.dispose](): void;
 }
 
 /** An error passed to next(): http-errors' shape (status, statusCode, expose, headers). */
 export interface HttpError extends Error {
+  /** The HTTP status the error stands for (404, 403, 405, 412, 416...). */
   status: number;
+  /** The same, under the name Express also reads. */
   statusCode: number;
+  /** Whether the message may be shown to the client (true for 4xx). */
   expose: boolean;
+  /** Headers the response should carry (Allow for a 405, Content-Range for a 416). */
   headers?: Record<string, string>;
 }
 
@@ -71,6 +93,8 @@ function escapeHtml(s: string): string {
  * named without it; dotfiles ignored; precompressed siblings on request; fallthrough to next()
  * as serve-static does. Every lookup is openat2(RESOLVE_BENEATH) under the root's descriptor: a
  * path that leaves the root (`..`, a symbolic link out) is refused by the kernel (403).
+ * @param root The directory to serve (a path, Buffer or file: URL), opened once here.
+ * @param options What to serve and how ({@link ServeStaticOptions}).
  */
 export function serveStatic(root: PathLike, options?: ServeStaticOptions): ServeStaticHandler {
   const site = new StaticSite(root, options, serveStatic);

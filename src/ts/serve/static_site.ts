@@ -16,6 +16,7 @@ import { FileCache, FileEntry, StatField, type FileHeaders } from './file_cache'
 import { FileRangeStream } from './file_stream';
 import { acceptedCodings, anyStrongMatch, httpDate, noneMatch, parseRange, rangeStillValid, redirectTarget, type Coding } from './http_rules';
 
+/** serveStatic's options: the behaviour of serve-static and send, with their defaults. */
 export interface ServeStaticOptions {
   /** Files tried for a URL that ends in `/`, in order (default `['index.html']`); false: none. */
   index?: string | string[] | false;
@@ -46,7 +47,12 @@ export interface ServeStaticOptions {
   /** With a `next` (Express, Connect): what is not found, and methods other than GET and HEAD,
    * go to next() rather than an error response (default true), as serve-static does. */
   fallthrough?: boolean;
-  /** Called before a file's headers are sent, to set more (or other) headers. */
+  /**
+   * Called before a file's headers are sent, to set more (or other) headers.
+   * @param res The response, headers not yet sent.
+   * @param path The file's path beneath the root.
+   * @param stats The file's stats.
+   */
   setHeaders?: (res: import('node:http').ServerResponse, path: string, stats: ConfinedStats) => void;
   /** Refuse every symbolic link on the way (ELOOP), not only those that lead out of the root. */
   noSymlinks?: boolean;
@@ -55,9 +61,15 @@ export interface ServeStaticOptions {
   streamFrom?: number;
   /** Bytes per read of a streamed file (default 128 KiB; two reads are in flight at a time). */
   streamChunk?: number;
-  /** What is kept of the files served (see the README): false keeps nothing; each file's bytes are
-   * kept up to maxFileSize (default 256 KiB), all of them up to maxBytes (default 64 MiB). */
-  cache?: false | { maxFileSize?: number; maxBytes?: number; maxEntries?: number };
+  /** What is kept of the files served (see the README): false keeps nothing. */
+  cache?: false | {
+    /** The largest file whose bytes are kept (default 256 KiB). */
+    maxFileSize?: number;
+    /** The bytes kept in all (default 64 MiB). */
+    maxBytes?: number;
+    /** The files whose stats and headers are kept (default 10,000). */
+    maxEntries?: number;
+  };
 }
 
 /** What to answer a request with. */
