@@ -238,7 +238,9 @@ test('readMany of cached small files on the disk goes through io_uring batches, 
   const traced = await runToEnd('strace', ['-f', '-c', '-U', 'name,calls', '-e', 'trace=openat2,preadv2,io_uring_enter',
     process.execPath, '-e', `
       const fs = require('node:fs');
-      const { readMany } = require('smartread');
+      const { readMany, setTuning } = require('smartread');
+      // The JS thread alone (runs on pool threads read with syscalls, in parallel).
+      setTuning({ readManyThreads: 0 });
       const files = JSON.parse(fs.readFileSync(process.argv[1], 'utf8'));
       (async () => {
         for (let round = 0; round < 4; round++) {

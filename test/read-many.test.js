@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { pathToFileURL } = require('node:url');
 const { createHook } = require('node:async_hooks');
-const { readMany, smartRead } = require('smartread');
+const { readMany, smartRead, tuning, setTuning } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, openFdCount, openFds, patternBuffer, assertSameBytes, errorFacts, rejectionOf, waitUntil,
   STRATEGIES, skipUnlessAvailable, setUpAsyncEngines,
@@ -259,6 +259,10 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
       return;
     }
     const plan = mixedPlan();
+    const before = tuning();
+    t.after(() => setTuning(before));
+    // Two threads whatever the machine's cores; 0 leaves the JS thread alone.
+    setTuning({ readManyThreads: 2 });
     // Each run on a pool thread is an async resource of its own type.
     let runs = 0;
     const hook = createHook({
@@ -292,6 +296,13 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
       hook.disable();
     }
     assert.ok(runs > 0, 'runs went to pool threads');
+    runs = 0;
+    hook.enable();
+    setTuning({ readManyThreads: 0 });
+    const alone = await readMany(plan, { settle: true });
+    hook.disable();
+    assert.equal(alone.length, plan.length);
+    assert.equal(runs, 0, 'readManyThreads 0: none');
   });
 
   test('a file that changes between passes is read as it is now', async () => {

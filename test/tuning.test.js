@@ -6,6 +6,7 @@
 const { test, afterEach } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const { tuning, setTuning, useProfile, smartRead, metrics, explain, engineInfo } = require('smartread');
 const { checkNoFdLeak, useTempDirs, writePattern, assertSameBytes, runToEnd, skipUnlessAvailable } = require('./helpers');
@@ -24,10 +25,11 @@ test('the defaults, and setTuning() refusing what is not a threshold or out of r
   assert.deepEqual(defaults, {
     fastPathBudgetUs: 500, copyRateMBps: 8000, uringChunk: 2 * MiB, uringInFlight: 8, uringAsyncFrom: 512 * KiB,
     blockPoolFrom: 256 * KiB, blockPoolMaxBytes: 256 * MiB, blockPoolIdleMs: 3000,
+    readManyThreads: Math.max(0, Math.min(os.availableParallelism() - 1, 3)),
   });
   for (const bad of [{ speed: 1 }, { fastPathMax: 4096 }, { fastPathBudgetUs: -1 }, { fastPathBudgetUs: 1.5 }, { copyRateMBps: 0 },
     { uringChunk: 5000 }, { uringChunk: 0 }, { uringInFlight: 0 }, { uringInFlight: 17 }, { uringAsyncFrom: '1' },
-    { blockPoolFrom: -1 }, { blockPoolMaxBytes: 0.5 }, { blockPoolIdleMs: 25 * 3600 * 1000 }]) {
+    { blockPoolFrom: -1 }, { blockPoolMaxBytes: 0.5 }, { blockPoolIdleMs: 25 * 3600 * 1000 }, { readManyThreads: 17 }]) {
     assert.throws(() => setTuning(bad), { code: 'ERR_INVALID_ARG_VALUE' }, JSON.stringify(bad));
   }
   assert.throws(() => setTuning(null), { code: 'ERR_INVALID_ARG_VALUE' });

@@ -94,7 +94,7 @@ class Addon : public Napi::Addon<Addon> {
     return info.Env().Undefined();
   }
 
-  // tuning() -> the Tuning (src/ts/tuning.ts names its fields)
+  // tuning() -> the addon's part of the Tuning (src/ts/tuning.ts names its fields)
   Napi::Value GetTuning(const Napi::CallbackInfo& info) {
     Napi::Object out = Napi::Object::New(info.Env());
     out.Set("fastPathBudgetUs", static_cast<double>(instance_.tuning.fast_path_budget_us));

@@ -6,7 +6,6 @@ import { statSync } from 'node:fs';
 import { originalReadFile } from './fs_originals';
 import type { RawFailure, RawResult } from './native';
 import { kCachedRunMax, kRunMiss, loadReport } from './engine';
-import { availableParallelism } from 'node:os';
 import { countFastPath, recordRead, timing, type ServedBy } from './metrics';
 import { Root, type ConfineOptions } from './confine';
 import { tuning } from './tuning';
@@ -125,9 +124,6 @@ function flagsOrNull(flag: unknown): number | null {
 // gives EAGAIN), and a whole run of misses would hold the loop for milliseconds. A run with a hit
 // lets the next be as long as the engine takes (kCachedRunMax).
 const kFirstRun = 16;
-// Pool threads that read runs of readMany's list beside the JS thread: one per other core, at
-// most as many as libuv's pool has by default.
-const spareCores = Math.max(1, Math.min(availableParallelism() - 1, 3));
 
 // One 'abort' listener per signal, shared by all the reads waiting on it (hundreds, in a
 // readMany), removed when the last of them settles.
@@ -406,7 +402,8 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
   // fit the fast path's budget); once the lanes have spent half that budget in one turn of the
   // event loop, they wait for the next turn, so that a list of cached files cannot hold the
   // loop for longer than about the budget.
-  const turnBudgetMs = tuning().fastPathBudgetUs / 2000;
+  const { fastPathBudgetUs, readManyThreads: threads } = tuning();
+  const turnBudgetMs = fastPathBudgetUs / 2000;
   let turnStarted = -1;
   const endTurn = () => {
     turnStarted = -1;
@@ -482,10 +479,11 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
       }
     }
   };
-  // While the lanes read runs on the JS thread, runs further on are read on pool threads, one
-  // per spare core: a list of cached files is read by every core. A run there without a single
-  // hit (a cold list) ends this for the call; its misses go to the engines as the lanes' do.
-  let elsewhere = engine.readElsewhereMany !== undefined && runFlags !== null && list.length > 2 * kCachedRunMax;
+  // While the lanes read runs on the JS thread, runs further on are read on pool threads
+  // (tuning().readManyThreads, one per spare core by default): a list of cached files is read by
+  // every core. A run there without a single hit (a cold list) ends this for the call; its
+  // misses go to the engines as the lanes' do.
+  let elsewhere = threads > 0 && engine.readElsewhereMany !== undefined && runFlags !== null && list.length > 2 * kCachedRunMax;
   const readElsewhere = async () => {
     while (!failed && elsewhere && next < list.length) {
       const start = next;
@@ -519,7 +517,7 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
   const readAll = async () => {
     await Promise.all([
       ...Array.from({ length: lanes }, lane),
-      ...Array.from({ length: elsewhere ? spareCores : 0 }, readElsewhere),
+      ...Array.from({ length: elsewhere ? threads : 0 }, readElsewhere),
     ]);
     // What the last runs elsewhere passed on after the lanes had ended.
     while (!failed && pending()) await Promise.all(Array.from({ length: lanes }, lane));

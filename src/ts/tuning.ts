@@ -1,4 +1,5 @@
 // The thresholds 'auto' and io_uring read by, and calibration profiles that set them.
+import { availableParallelism } from 'node:os';
 import { originalReadFileSync } from './fs_originals';
 import { native } from './engine';
 import { invalidArgValue, withCode } from './errors';
@@ -23,6 +24,9 @@ export interface Tuning {
   blockPoolMaxBytes: number;
   /** ...each for at most this many milliseconds after its last use. */
   blockPoolIdleMs: number;
+  /** Pool threads that read runs of a readMany list of cached files beside the JS thread
+   * (default: one per core besides it, at most 3; 0: the JS thread alone). */
+  readManyThreads: number;
 }
 
 /** What `smartread calibrate` writes: the tuning it chose, and what it measured to choose it. */
@@ -44,13 +48,16 @@ const limits: Record<keyof Tuning, { min: number; max: number; multipleOf?: numb
   blockPoolFrom: { min: 0, max: Number.MAX_SAFE_INTEGER },
   blockPoolMaxBytes: { min: 0, max: Number.MAX_SAFE_INTEGER },
   blockPoolIdleMs: { min: 0, max: 24 * 3600 * 1000 },
+  readManyThreads: { min: 0, max: 16 },
 };
 const names = Object.keys(limits) as Array<keyof Tuning>;
 
 // The addon's own defaults (instance.h); the JS engine keeps the same numbers to report.
-let current: Tuning = native ? native.tuning() : {
+// readManyThreads is the TypeScript side's own.
+const readManyThreads = Math.max(0, Math.min(availableParallelism() - 1, 3));
+let current: Tuning = native ? { ...native.tuning(), readManyThreads } : {
   fastPathBudgetUs: 500, copyRateMBps: 8000, uringChunk: 2 * MiB, uringInFlight: 8, uringAsyncFrom: 512 * 1024,
-  blockPoolFrom: 256 * 1024, blockPoolMaxBytes: 256 * MiB, blockPoolIdleMs: 3000,
+  blockPoolFrom: 256 * 1024, blockPoolMaxBytes: 256 * MiB, blockPoolIdleMs: 3000, readManyThreads,
 };
 
 /** The largest file the fast path reads on the calling thread, in bytes. */
