@@ -3,7 +3,7 @@
 // bytes into a result, cannot be transferred to another thread, and goes back to the system
 // when idle past blockPoolIdleMs or past blockPoolMaxBytes.
 'use strict';
-const { test, afterEach } = require('node:test');
+const { test, beforeEach, afterEach } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -26,6 +26,8 @@ const MiB = 1024 * KiB;
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc');
 
+// The tests' results are of a few MiB: pooled from 256 KiB here.
+beforeEach(() => setTuning({ blockPoolFrom: 256 * KiB }));
 afterEach(() => setTuning(defaults));
 
 // Collects what is garbage, and lets the finalizers Node queues for the event loop run.
@@ -142,7 +144,8 @@ test('a pooled result cannot move to another thread: postMessage copies it (Node
   const file = writePattern(path.join(tempDirs.disk, 'to-a-worker'), 1 * MiB);
   const script = `
     const { Worker } = require('node:worker_threads');
-    const { smartReadSync } = require('smartread');
+    const { smartReadSync, setTuning } = require('smartread');
+    setTuning({ blockPoolFrom: 256 * 1024 });
     const result = smartReadSync(${JSON.stringify(file)});
     const copy = Buffer.from(result);
     const worker = new Worker('require("node:worker_threads").parentPort.once("message", (m) => { process.exit(m.byteLength === ${MiB} ? 0 : 3); })', { eval: true });
@@ -250,7 +253,8 @@ test('a worker has a pool of its own, and its blocks go back to the system when 
     const before = metrics().blockPool.processBytes;
     const worker = new Worker(\`
       const { parentPort } = require('node:worker_threads');
-      const { smartRead, smartReadSync, metrics } = require('smartread');
+      const { smartRead, smartReadSync, metrics, setTuning } = require('smartread');
+      setTuning({ blockPoolFrom: 256 * 1024 });
       (async () => {
         const kept = [];
         for (let i = 0; i < 4; i++) kept.push(smartReadSync(${JSON.stringify(file)}), await smartRead(${JSON.stringify(file)}));

@@ -24,7 +24,7 @@ afterEach(() => setTuning(defaults));
 test('the defaults, and setTuning() refusing what is not a threshold or out of range', () => {
   assert.deepEqual(defaults, {
     fastPathBudgetUs: 500, copyRateMBps: 8000, uringChunk: 2 * MiB, uringInFlight: 8, uringAsyncFrom: 512 * KiB,
-    blockPoolFrom: 256 * KiB, blockPoolMaxBytes: 256 * MiB, blockPoolIdleMs: 3000,
+    blockPoolFrom: 8 * MiB, blockPoolMaxBytes: 256 * MiB, blockPoolIdleMs: 3000,
     readManyThreads: Math.max(0, Math.min(os.availableParallelism() - 1, 3)),
   });
   for (const bad of [{ speed: 1 }, { fastPathMax: 4096 }, { fastPathBudgetUs: -1 }, { fastPathBudgetUs: 1.5 }, { copyRateMBps: 0 },

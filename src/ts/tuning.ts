@@ -57,7 +57,7 @@ const names = Object.keys(limits) as Array<keyof Tuning>;
 const readManyThreads = Math.max(0, Math.min(availableParallelism() - 1, 3));
 let current: Tuning = native ? { ...native.tuning(), readManyThreads } : {
   fastPathBudgetUs: 500, copyRateMBps: 8000, uringChunk: 2 * MiB, uringInFlight: 8, uringAsyncFrom: 512 * 1024,
-  blockPoolFrom: 256 * 1024, blockPoolMaxBytes: 256 * MiB, blockPoolIdleMs: 3000, readManyThreads,
+  blockPoolFrom: 8 * MiB, blockPoolMaxBytes: 256 * MiB, blockPoolIdleMs: 3000, readManyThreads,
 };
 
 /** The largest file the fast path reads on the calling thread, in bytes. */
