@@ -6,6 +6,8 @@
 #include "cached_read.h"
 #include "dest_buffer.h"
 #include "instance.h"
+#include "known_dirs.h"
+#include "mkdir_all.h"
 #include "mmap_file.h"
 #include "page_cache.h"
 #include "prefetch.h"
@@ -14,7 +16,9 @@
 #include "threadpool_read.h"
 #include "uring/cached_batch.h"
 #include "uring/ring.h"
+#include "write_file.h"
 
+#include <memory>
 #include <string>
 
 namespace smartread {
@@ -50,6 +54,10 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("readIntoSync", &Addon::ReadIntoSyncMethod),
         InstanceMethod("readIntoAsync", &Addon::ReadIntoAsyncMethod),
         InstanceMethod("adviseRandom", &Addon::AdviseRandomMethod),
+        InstanceMethod("writeFileSync", &Addon::WriteFileSyncMethod),
+        InstanceMethod("mkdirAllSync", &Addon::MkdirAllSyncMethod),
+        InstanceMethod("dirsKnown", &Addon::DirsKnownMethod),
+        InstanceMethod("forgetDirs", &Addon::ForgetDirsMethod),
         InstanceValue("features", features, napi_enumerable),
     });
 #ifdef HAVE_LIBURING
@@ -157,6 +165,10 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value ReadIntoSyncMethod(const Napi::CallbackInfo& info) { return ReadIntoSync(info); }
   Napi::Value ReadIntoAsyncMethod(const Napi::CallbackInfo& info) { return ReadIntoAsync(info); }
   Napi::Value AdviseRandomMethod(const Napi::CallbackInfo& info) { return AdviseRandom(info); }
+  Napi::Value WriteFileSyncMethod(const Napi::CallbackInfo& info) { return WriteFileSync(info); }
+  Napi::Value MkdirAllSyncMethod(const Napi::CallbackInfo& info) { return MkdirAllSync(info, known_dirs_); }
+  Napi::Value DirsKnownMethod(const Napi::CallbackInfo& info) { return DirsKnown(info, *known_dirs_); }
+  Napi::Value ForgetDirsMethod(const Napi::CallbackInfo& info) { return ForgetDirs(info, *known_dirs_); }
 
 #ifdef HAVE_LIBURING
   // uringStatus(): sets the ring up on first use; null when usable, else why not.
@@ -218,6 +230,8 @@ class Addon : public Napi::Addon<Addon> {
 
   napi_env env_;
   Instance instance_;
+  // Shared with the pool's mkdir jobs, which may outlive the environment's teardown.
+  std::shared_ptr<KnownDirs> known_dirs_ = std::make_shared<KnownDirs>();
 };
 
 }  // namespace smartread
