@@ -22,6 +22,7 @@
         "src/native/read_into.cc",
         "src/native/sync_read.cc",
         "src/native/threadpool_read.cc",
+        "src/native/threadpool_write.cc",
         "src/native/write_file.cc",
         "src/native/uring/positional_read.cc",
         "src/native/uring/read_file.cc",

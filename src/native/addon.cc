@@ -14,6 +14,7 @@
 #include "read_into.h"
 #include "sync_read.h"
 #include "threadpool_read.h"
+#include "threadpool_write.h"
 #include "uring/cached_batch.h"
 #include "uring/ring.h"
 #include "write_file.h"
@@ -58,6 +59,8 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("mkdirAllSync", &Addon::MkdirAllSyncMethod),
         InstanceMethod("dirsKnown", &Addon::DirsKnownMethod),
         InstanceMethod("forgetDirs", &Addon::ForgetDirsMethod),
+        InstanceMethod("threadpoolWriteFiles", &Addon::ThreadpoolWriteFilesMethod),
+        InstanceMethod("threadpoolMkdirMany", &Addon::ThreadpoolMkdirManyMethod),
         InstanceValue("features", features, napi_enumerable),
     });
 #ifdef HAVE_LIBURING
@@ -169,6 +172,10 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value MkdirAllSyncMethod(const Napi::CallbackInfo& info) { return MkdirAllSync(info, known_dirs_); }
   Napi::Value DirsKnownMethod(const Napi::CallbackInfo& info) { return DirsKnown(info, *known_dirs_); }
   Napi::Value ForgetDirsMethod(const Napi::CallbackInfo& info) { return ForgetDirs(info, *known_dirs_); }
+  Napi::Value ThreadpoolWriteFilesMethod(const Napi::CallbackInfo& info) { return ThreadpoolWriteFiles(info); }
+  Napi::Value ThreadpoolMkdirManyMethod(const Napi::CallbackInfo& info) {
+    return ThreadpoolMkdirMany(info, known_dirs_);
+  }
 
 #ifdef HAVE_LIBURING
   // uringStatus(): sets the ring up on first use; null when usable, else why not.

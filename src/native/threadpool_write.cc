@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+// The thread-pool engine for writes: runs of whole-file writes and of mkdir -p on libuv's pool,
+// for where io_uring is unavailable (and for confined writes).
+#include "threadpool_write.h"
+
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "errors.h"
+#include "mkdir_all.h"
+#include "pool_job.h"
+#include "read_into.h"
+#include "write_file.h"
+
+namespace smartread {
+
+namespace {
+
+class WriteFilesJob final : public PoolJob {
+ public:
+  std::vector<WriteRequest> requests;
+
+ private:
+  void Execute() override {
+    failures_.resize(requests.size());
+    for (size_t i = 0; i < requests.size(); i++) failures_[i] = WriteWholeFile(requests[i]);
+  }
+
+  napi_value Settle(napi_env env) override {
+    napi_value out = nullptr;
+    bool any = false;
+    for (const Failure& failure : failures_) any = any || failure.failed();
+    if (!any) {
+      napi_get_undefined(env, &out);
+      return out;
+    }
+    if (napi_create_array_with_length(env, failures_.size(), &out) != napi_ok) return nullptr;
+    for (size_t i = 0; i < failures_.size(); i++) {
+      if (!failures_[i].failed()) continue;
+      napi_value failure = FailureToJs(Napi::Env(env), failures_[i]);
+      if (failure == nullptr || napi_set_element(env, out, static_cast<uint32_t>(i), failure) != napi_ok) return nullptr;
+    }
+    return out;
+  }
+
+  std::vector<Failure> failures_;
+};
+
+class MkdirManyJob final : public PoolJob {
+ public:
+  std::vector<std::string> paths;
+  mode_t mode = 0777;
+  Confinement confinement;
+  std::shared_ptr<KnownDirs> known;
+
+ private:
+  void Execute() override {
+    const DirSyscalls syscalls(confinement);
+    results_.resize(paths.size());
+    for (size_t i = 0; i < paths.size(); i++) {
+      int64_t first = -1;
+      const int err = MkdirAll(paths[i], mode, confinement.confined() ? nullptr : known.get(), syscalls, &first);
+      results_[i] = err != 0 ? -static_cast<int64_t>(err) - 2 : first;
+    }
+  }
+
+  napi_value Settle(napi_env env) override {
+    napi_value out = nullptr;
+    if (napi_create_array_with_length(env, results_.size(), &out) != napi_ok) return nullptr;
+    for (size_t i = 0; i < results_.size(); i++) {
+      napi_value value = nullptr;
+      if (results_[i] >= -1) {
+        if (napi_create_double(env, static_cast<double>(results_[i]), &value) != napi_ok) return nullptr;
+      } else {
+        value = FailureToJs(Napi::Env(env), Failure::Errno(static_cast<int>(-(results_[i] + 2)), Syscall::kMkdir));
+        if (value == nullptr) return nullptr;
+      }
+      if (napi_set_element(env, out, static_cast<uint32_t>(i), value) != napi_ok) return nullptr;
+    }
+    return out;
+  }
+
+  // The first directory made's length, -1 for none, or -(errno + 2).
+  std::vector<int64_t> results_;
+};
+
+}  // namespace
+
+Napi::Value ThreadpoolWriteFiles(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Array targets = info[0].As<Napi::Array>();
+  Napi::Array datas = info[1].As<Napi::Array>();
+  Napi::Uint32Array modes = info[2].As<Napi::Uint32Array>();
+  auto job = std::make_unique<WriteFilesJob>();
+  job->requests.resize(targets.Length());
+  for (uint32_t i = 0; i < targets.Length(); i++) {
+    WriteRequest& request = job->requests[i];
+    request.target = ReadTargetFromJs(targets.Get(i));
+    uint8_t* data = nullptr;
+    if (!ViewBytes(env, datas.Get(i), &data, &request.length)) {
+      napi_throw_type_error(env, nullptr, "data must be an ArrayBufferView");
+      return Napi::Value();
+    }
+    request.data = data;
+    request.flags = info[3].As<Napi::Number>().Int32Value();
+    request.mode = static_cast<mode_t>(modes[i]);
+    request.flush = info[4].ToBoolean().Value();
+    request.atomic = static_cast<Atomic>(info[5].As<Napi::Number>().Uint32Value());
+    request.confinement = ConfinementFromJs(info, 6);
+  }
+  return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:threadpoolWriteFiles", datas));
+}
+
+Napi::Value ThreadpoolMkdirMany(const Napi::CallbackInfo& info, const std::shared_ptr<KnownDirs>& known) {
+  Napi::Env env = info.Env();
+  Napi::Array paths = info[0].As<Napi::Array>();
+  auto job = std::make_unique<MkdirManyJob>();
+  job->paths.reserve(paths.Length());
+  for (uint32_t i = 0; i < paths.Length(); i++) job->paths.push_back(ReadTargetFromJs(paths.Get(i)).path);
+  job->mode = static_cast<mode_t>(info[1].As<Napi::Number>().Uint32Value());
+  job->confinement = ConfinementFromJs(info, 2);
+  job->known = known;
+  return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:threadpoolMkdirMany"));
+}
+
+}  // namespace smartread
