@@ -99,9 +99,10 @@ Failure WriteAtomically(const WriteRequest& request) {
   const size_t slash = path.find_last_of('/');
   if (request.confinement.confined()) {
     // The directory is resolved beneath the root once; both names are then single components
-    // in it, which neither openat nor renameat can follow out of it.
+    // in it, which neither openat nor renameat can follow out of it. (O_PATH alone: see
+    // DirSyscalls::Mkdir; openat in it says ENOTDIR where it is not a directory.)
     const std::string directory = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-    beside.dirfd = OpenForRead(directory.c_str(), O_PATH | O_DIRECTORY, request.confinement);
+    beside.dirfd = OpenForRead(directory.c_str(), O_PATH, request.confinement);
     if (beside.dirfd < 0) return Failure::Errno(errno, Syscall::kOpen);
     beside.own_dirfd = true;
     beside.target = path.substr(slash == std::string::npos ? 0 : slash + 1);
@@ -119,8 +120,7 @@ Failure WriteAtomically(const WriteRequest& request) {
   if (!failure.failed()) {
     const unsigned flags = request.atomic == Atomic::kNoReplace ? RENAME_NOREPLACE : 0;
     if (renameat2(beside.dirfd, beside.temporary.c_str(), beside.dirfd, beside.target.c_str(), flags) != 0) {
-      // 'wx' asked for a file that does not exist yet: its error is open's, as without atomic.
-      failure = Failure::Errno(errno, errno == EEXIST && flags != 0 ? Syscall::kOpen : Syscall::kRename);
+      failure = Failure::Errno(errno, RenameFailureSyscall(errno));
     }
   }
   if (failure.failed()) {
@@ -138,6 +138,8 @@ Failure WriteAtomically(const WriteRequest& request) {
 }
 
 }  // namespace
+
+Syscall RenameFailureSyscall(int err) { return err == EEXIST || err == EISDIR ? Syscall::kOpen : Syscall::kRename; }
 
 std::string TemporaryName(const std::string& path) {
   const size_t slash = path.find_last_of('/');

@@ -38,9 +38,14 @@ struct WriteRequest {
 // that could be replaced (it ends in '/', '.' or '..').
 std::string TemporaryName(const std::string& path);
 
+// The syscall that node:fs would name for a failed rename of an atomic write: 'open' for a
+// target that exists where 'wx' wants none (EEXIST) and for a directory there (EISDIR), as a
+// write in place fails; 'rename' otherwise.
+Syscall RenameFailureSyscall(int err);
+
 // Writes the request on the calling thread. A failure names the syscall that node:fs would
-// report: 'open' (also for an atomic write's temporary file, and for 'wx' finding the target
-// there), 'write', 'fsync', 'close', 'rename'. An atomic write that fails removes its
+// report: 'open' (also for an atomic write's temporary file, see RenameFailureSyscall), 'write',
+// 'fsync', 'close', 'rename'. An atomic write that fails removes its
 // temporary file; so does one whose rename fails.
 Failure WriteWholeFile(const WriteRequest& request);
 
