@@ -27,7 +27,9 @@
         "src/native/uring/positional_read.cc",
         "src/native/uring/read_file.cc",
         "src/native/uring/cached_batch.cc",
-        "src/native/uring/ring.cc"
+        "src/native/uring/ring.cc",
+        "src/native/uring/mkdir_many.cc",
+        "src/native/uring/write_many.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")"

@@ -16,7 +16,9 @@
 #include "threadpool_read.h"
 #include "threadpool_write.h"
 #include "uring/cached_batch.h"
+#include "uring/mkdir_many.h"
 #include "uring/ring.h"
+#include "uring/write_many.h"
 #include "write_file.h"
 
 #include <memory>
@@ -72,6 +74,10 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("uringRegisterFile", &Addon::UringRegisterFile),
         InstanceMethod("uringUnregisterFile", &Addon::UringUnregisterFile),
         InstanceMethod("uringReadAt", &Addon::UringReadAt),
+        InstanceMethod("uringWriteSupport", &Addon::UringWriteSupport),
+        InstanceMethod("uringWriteFiles", &Addon::UringWriteFiles),
+        InstanceMethod("uringMkdirMany", &Addon::UringMkdirMany),
+        InstanceMethod("uringCancelBatch", &Addon::UringCancelBatch),
     });
 #endif
   }
@@ -226,6 +232,39 @@ class Addon : public Napi::Addon<Addon> {
       return info.Env().Undefined();
     }
     return Napi::Value(info.Env(), ring_->ReadAt(info));
+  }
+
+  // uringWriteSupport() -> { writes, atomic, mkdir }: what the kernel's io_uring can do for
+  // writes (the ops it lacks go to the thread pool).
+  Napi::Value UringWriteSupport(const Napi::CallbackInfo& info) {
+    const uring::WriteSupport& support = uring::ProbeWriteSupport();
+    Napi::Object out = Napi::Object::New(info.Env());
+    out.Set("writes", support.writes);
+    out.Set("atomic", support.atomic);
+    out.Set("mkdir", support.mkdir);
+    return out;
+  }
+
+  Napi::Value UringWriteFiles(const Napi::CallbackInfo& info) {
+    if (ring_ == nullptr) {
+      Napi::Error::New(info.Env(), "smartread: io_uring is not set up").ThrowAsJavaScriptException();
+      return info.Env().Undefined();
+    }
+    return Napi::Value(info.Env(), uring::StartWriteBatch(ring_, info));
+  }
+
+  Napi::Value UringMkdirMany(const Napi::CallbackInfo& info) {
+    if (ring_ == nullptr) {
+      Napi::Error::New(info.Env(), "smartread: io_uring is not set up").ThrowAsJavaScriptException();
+      return info.Env().Undefined();
+    }
+    return Napi::Value(info.Env(), uring::StartMkdirBatch(ring_, info, known_dirs_));
+  }
+
+  // uringCancelBatch(id): cancels a write or mkdir batch; its promise still settles.
+  Napi::Value UringCancelBatch(const Napi::CallbackInfo& info) {
+    if (ring_ != nullptr) ring_->CancelClient(info[0].As<Napi::Number>().Uint32Value());
+    return info.Env().Undefined();
   }
 
   // Owned by itself from setup on: it deletes itself at the end of the environment's teardown.
