@@ -8,7 +8,10 @@ std::vector<size_t> MkdirPrefixes(std::string_view path) {
   std::vector<size_t> ends;
   size_t end = path.size();
   while (end > 0) {
-    ends.push_back(end);
+    // 'a/' and 'a' name one directory; node's walk up meets 'a/' first, and a walk down that
+    // made 'a' first would name it differently.
+    const bool same_as_last = !ends.empty() && path.substr(end, ends.back() - end).find_first_not_of('/') == std::string_view::npos;
+    if (!same_as_last) ends.push_back(end);
     const size_t slash = path.substr(0, end).find_last_of('/');
     if (slash == std::string_view::npos) break;
     end = slash;

@@ -13,9 +13,10 @@
 namespace smartread {
 
 // The prefixes of a path as node's recursive mkdir walks up them: each is the one before cut at
-// its last '/' (so 'a//b/' gives 'a//b', 'a/', 'a'), ending where no '/' is left or the prefix
-// would be empty ('/a' ends at '/a': '/' always exists). Returned as lengths, the path itself
-// first.
+// its last '/' (so 'a//b/c' gives 'a//b/c', 'a//b', 'a/'), ending where no '/' is left or the
+// prefix would be empty ('/a' ends at '/a': '/' always exists). A prefix that differs from the
+// one before only by trailing slashes is left out ('a' after 'a/'): it names the same directory.
+// Returned as lengths, the path itself first.
 std::vector<size_t> MkdirPrefixes(std::string_view path);
 
 // A bounded set of absolute directory paths, most recently used kept. Only a hint of where to

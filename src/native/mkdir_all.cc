@@ -50,12 +50,16 @@ int DirSyscalls::Stat(const std::string& path, bool* is_dir) const {
   return 0;
 }
 
-int MkdirAll(const std::string& path, mode_t mode, KnownDirs* known, const DirSyscalls& syscalls,
-             int64_t* first_length) {
+namespace {
+
+// One walk: node's, or, with `known`, starting below the deepest known ancestor. Returns 0 or the
+// errno, with *failed_length the length of the level it failed at.
+int Walk(const std::string& path, mode_t mode, KnownDirs* known, const DirSyscalls& syscalls, bool async_errors,
+         int64_t* first_length, int64_t* failed_length) {
   *first_length = -1;
+  *failed_length = static_cast<int64_t>(path.size());
   // Node's mkdir('') fails with ENOENT, and so does its stat.
   if (path.empty()) return ENOENT;
-  if (known != nullptr && !KnownDirs::Keeps(path)) known = nullptr;
   if (known != nullptr && known->Contains(path)) {
     bool is_dir = false;
     if (syscalls.Stat(path, &is_dir) == 0 && is_dir) return 0;
@@ -81,9 +85,10 @@ int MkdirAll(const std::string& path, mode_t mode, KnownDirs* known, const DirSy
   size_t stat_confirmed = levels.size();
   size_t budget = 4 * levels.size() + 8;
   while (!stack.empty()) {
-    if (budget-- == 0) return ENOENT;
     const size_t level = stack.back();
     stack.pop_back();
+    *failed_length = static_cast<int64_t>(levels[level]);
+    if (budget-- == 0) return ENOENT;
     const std::string current = prefix(level);
     int err = syscalls.Mkdir(current, mode);
     if (err == 0) {
@@ -114,12 +119,41 @@ int MkdirAll(const std::string& path, mode_t mode, KnownDirs* known, const DirSy
     const int original = err;
     bool is_dir = false;
     err = syscalls.Stat(current, &is_dir);
-    if (err != 0) return err;
-    if (!is_dir) return original == EEXIST && !stack.empty() ? ENOTDIR : EEXIST;
+    const bool above = original == EEXIST && !stack.empty();
+    // Node's asynchronous walk says ENOTDIR for a level above the path that it cannot stat.
+    if (err != 0) return async_errors && above ? ENOTDIR : err;
+    if (!is_dir) return above ? ENOTDIR : EEXIST;
+    // ...and ends, successfully, at a directory that gave another error than EEXIST.
+    if (async_errors && original != EEXIST) return 0;
     stat_confirmed = level;
     if (known != nullptr) known->Add(current);
   }
   return 0;
+}
+
+}  // namespace
+
+int MkdirAll(const std::string& path, mode_t mode, KnownDirs* known, const DirSyscalls& syscalls,
+             bool async_errors, int64_t* first_length, int64_t* failed_length) {
+  if (known != nullptr && !KnownDirs::Keeps(path)) known = nullptr;
+  const int err = Walk(path, mode, known, syscalls, async_errors, first_length, failed_length);
+  // A walk from what is known that failed after making levels failed where node's would have:
+  // those levels were missing, so node's walk would have gone up through them (ENOENT), made
+  // them on the way down, and met the same error at the same level. One that made nothing may
+  // have failed higher up than node's, which starts at the path itself (a component too long,
+  // or one it may not search, fails node's first mkdir already): on the tree as it was, since
+  // nothing changed, node's own walk gives node's error.
+  if (err == 0 || known == nullptr || *first_length >= 0) return err;
+  return Walk(path, mode, nullptr, syscalls, async_errors, first_length, failed_length);
+}
+
+napi_value MkdirFailureToJs(napi_env env, int err, int64_t failed_length) {
+  napi_value out = FailureToJs(Napi::Env(env), Failure::Errno(err, Syscall::kMkdir));
+  napi_value at;
+  if (out != nullptr && napi_create_double(env, static_cast<double>(failed_length), &at) == napi_ok) {
+    napi_set_named_property(env, out, "at", at);
+  }
+  return out;
 }
 
 Napi::Value MkdirAllSync(const Napi::CallbackInfo& info, const std::shared_ptr<KnownDirs>& known) {
@@ -128,11 +162,13 @@ Napi::Value MkdirAllSync(const Napi::CallbackInfo& info, const std::shared_ptr<K
   PathArg path;
   if (!path.From(env, info[0], &failure)) return FailureToJs(env, failure);
   const mode_t mode = static_cast<mode_t>(info[1].As<Napi::Number>().Uint32Value());
-  const Confinement confinement = ConfinementFromJs(info, 2);
+  const bool async_errors = info[2].ToBoolean().Value();
+  const Confinement confinement = ConfinementFromJs(info, 3);
   int64_t first = -1;
+  int64_t failed = -1;
   const int err = MkdirAll(path.c_str(), mode, confinement.confined() ? nullptr : known.get(),
-                           DirSyscalls(confinement), &first);
-  if (err != 0) return FailureToJs(env, Failure::Errno(err, Syscall::kMkdir));
+                           DirSyscalls(confinement), async_errors, &first, &failed);
+  if (err != 0) return Napi::Value(env, MkdirFailureToJs(env, err, failed));
   return Napi::Number::New(env, static_cast<double>(first));
 }
 

@@ -58,9 +58,12 @@ class MkdirManyJob final : public PoolJob {
   void Execute() override {
     const DirSyscalls syscalls(confinement);
     results_.resize(paths.size());
+    failed_.resize(paths.size());
     for (size_t i = 0; i < paths.size(); i++) {
       int64_t first = -1;
-      const int err = MkdirAll(paths[i], mode, confinement.confined() ? nullptr : known.get(), syscalls, &first);
+      // For fs.mkdir's callers: its asynchronous walk's errors.
+      const int err = MkdirAll(paths[i], mode, confinement.confined() ? nullptr : known.get(), syscalls, true,
+                               &first, &failed_[i]);
       results_[i] = err != 0 ? -static_cast<int64_t>(err) - 2 : first;
     }
   }
@@ -73,7 +76,7 @@ class MkdirManyJob final : public PoolJob {
       if (results_[i] >= -1) {
         if (napi_create_double(env, static_cast<double>(results_[i]), &value) != napi_ok) return nullptr;
       } else {
-        value = FailureToJs(Napi::Env(env), Failure::Errno(static_cast<int>(-(results_[i] + 2)), Syscall::kMkdir));
+        value = MkdirFailureToJs(env, static_cast<int>(-(results_[i] + 2)), failed_[i]);
         if (value == nullptr) return nullptr;
       }
       if (napi_set_element(env, out, static_cast<uint32_t>(i), value) != napi_ok) return nullptr;
@@ -81,8 +84,10 @@ class MkdirManyJob final : public PoolJob {
     return out;
   }
 
-  // The first directory made's length, -1 for none, or -(errno + 2).
+  // The first directory made's length, -1 for none, or -(errno + 2); and the level a failure
+  // happened at.
   std::vector<int64_t> results_;
+  std::vector<int64_t> failed_;
 };
 
 }  // namespace

@@ -20,8 +20,10 @@ namespace smartread {
 Napi::Value ThreadpoolWriteFiles(const Napi::CallbackInfo& info);
 
 // threadpoolMkdirMany(paths: Array<string | Buffer>, mode, rootFd?, resolve?)
-//   -> Promise<Array<first directory made's byte length | -1 | {errno, syscall: 'mkdir'}>>
-// MkdirAll for each path in turn on one pool thread, sharing what the environment knows.
+//   -> Promise<Array<first directory made's byte length | -1 | {errno, syscall: 'mkdir', at}>>
+// MkdirAll for each path in turn on one pool thread, sharing what the environment knows, with
+// the errors of node's asynchronous walk (its callers are fs.mkdir's counterparts); `at` is the
+// byte length of the level it failed at, which that walk's errors name.
 Napi::Value ThreadpoolMkdirMany(const Napi::CallbackInfo& info, const std::shared_ptr<KnownDirs>& known);
 
 }  // namespace smartread

@@ -247,11 +247,13 @@ export function jsMkdirAllSync(target: string | Buffer, mode: number): string | 
   }
 }
 
-/** The same through fs.promises.mkdir. */
-export async function jsMkdirAll(target: string | Buffer, mode: number): Promise<string | undefined | RawFailure> {
+/** The same through fs.promises.mkdir, whose errors name the level its walk failed at (`at`,
+ * as a byte length of the path). */
+export async function jsMkdirAll(target: string | Buffer, mode: number): Promise<string | undefined | (RawFailure & { at?: number })> {
   try {
     return await fs.promises.mkdir(target, { recursive: true, mode });
   } catch (err) {
-    return failure(err);
+    const named = (err as NodeJS.ErrnoException).path;
+    return { ...failure(err), at: typeof named === 'string' ? Buffer.byteLength(named) : undefined };
   }
 }

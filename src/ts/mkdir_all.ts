@@ -5,9 +5,8 @@ import { abortError, failureToError, invalidArgType, invalidArgValue } from './e
 import { getValidatedPath, pathList, type PathLike, type PathList } from './args';
 import { parseFileMode } from './write_args';
 import { rootOf } from './read_async';
-import { syncWrites, writeEngineFor, writeStrategyNames, type MkdirResults, type WriteStrategy } from './write_engines';
+import { levelOf, syncWrites, writeEngineFor, writeStrategyNames, type MkdirFailure, type MkdirResults, type WriteStrategy } from './write_engines';
 import type { ConfineOptions, Root } from './confine';
-import type { RawFailure } from './native';
 
 export interface MkdirAllOptions extends ConfineOptions {
   /** The mode of the directories made (default 0o777, before the umask). */
@@ -43,11 +42,16 @@ function mkdirSyncChecksModeFirst(): boolean {
   return syncModeFirst;
 }
 
-function resultOrError(result: string | undefined | RawFailure, path: unknown, target: string | Buffer, root: Root | undefined, caller: Function): string | undefined {
+/**
+ * The result, or node's error: its synchronous walk names the whole path, whichever level
+ * failed; its asynchronous one the level it failed at (`at`), as a string.
+ */
+function resultOrError(result: string | undefined | MkdirFailure, path: unknown, target: string | Buffer, root: Root | undefined,
+  caller: Function): string | undefined {
   if (result === undefined || typeof result === 'string') return result;
-  // node:fs names the whole path, whichever level failed.
-  const err = failureToError(result, path, target, caller, true);
-  throw root ? root.explainError(err, path) : err;
+  const named = result.at === undefined ? target : levelOf(target, result.at);
+  const err = failureToError(result, result.at === undefined ? path : named, named, caller, true);
+  throw root ? root.explainError(err, result.at === undefined ? path : named) : err;
 }
 
 function confinedOptions(options: unknown): ConfineOptions | undefined {
@@ -74,7 +78,9 @@ export function mkdirAllSync(path: PathLike, options?: Omit<MkdirAllOptions, 'si
   const { root, ownsRoot } = rootOf(confinedOptions(options), mkdirAllSync);
   const endUse = root?.use();
   try {
-    return resultOrError(syncWrites.mkdirAllSync(target, mode, root?.confine), path, target, root, mkdirAllSync);
+    const result = syncWrites.mkdirAllSync(target, mode, false, root?.confine);
+    // The synchronous walk's errors name the whole path.
+    return resultOrError(typeof result === 'object' ? { ...result, at: undefined } : result, path, target, root, mkdirAllSync);
   } finally {
     endUse?.();
     if (ownsRoot) root!.release();

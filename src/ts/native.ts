@@ -103,8 +103,9 @@ export interface NativeBinding {
   writeFileSync(target: string | Buffer | number, data: Uint8Array, flags: number, mode: number, flush: boolean,
     atomic: number, rootFd?: number, resolve?: number): RawFailure | undefined;
   /** fs.mkdirSync(path, { recursive: true, mode }) on the calling thread: the byte length of
-   * the first directory made in the path, or -1 when none was. */
-  mkdirAllSync(path: string | Buffer, mode: number, rootFd?: number, resolve?: number): number | RawFailure;
+   * the first directory made in the path, or -1 when none was. With asyncErrors, the errors of
+   * node's asynchronous walk (fs.mkdir), which differ in one case (mkdir_all.h). */
+  mkdirAllSync(path: string | Buffer, mode: number, asyncErrors: boolean, rootFd?: number, resolve?: number): number | RawFailure;
   /** out[i] = 1 where paths[i] is a directory the environment made or saw (a hint). */
   dirsKnown(paths: ReadonlyArray<string | Buffer>, out: Uint8Array): void;
   /** Drops paths from the directories the environment knows. */
@@ -113,7 +114,7 @@ export interface NativeBinding {
    * else each one's failure at its index. */
   threadpoolWriteFiles(targets: ReadonlyArray<string | Buffer | number>, datas: readonly Uint8Array[], modes: Uint32Array,
     flags: number, flush: boolean, atomic: number, rootFd?: number, resolve?: number): Promise<Array<RawFailure | undefined> | undefined>;
-  /** mkdirAllSync for each path in turn, on one pool thread. */
+  /** mkdirAllSync (asyncErrors) for each path in turn, on one pool thread. */
   threadpoolMkdirMany(paths: ReadonlyArray<string | Buffer>, mode: number, rootFd?: number, resolve?: number): Promise<Array<number | RawFailure>>;
   /** What the kernel's io_uring can do for writes; absent without liburing. */
   uringWriteSupport?(): { writes: boolean; atomic: boolean; mkdir: boolean };

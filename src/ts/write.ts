@@ -82,7 +82,7 @@ export function smartWriteFileSync(path: PathOrFd, data: WriteData, options?: Om
     if (typeof target === 'number' && common.atomic !== 0) throw fdRefusesAtomic(smartWriteFileSync);
     const dir = common.mkdirs && typeof target !== 'number' && !isCurrentDir(parentOf(target)) ? parentOf(target) : null;
     const makeParent = () => {
-      const made = syncWrites.mkdirAllSync(dir!, common.dirMode, root?.confine);
+      const made = syncWrites.mkdirAllSync(dir!, common.dirMode, false, root?.confine);
       if (made !== undefined && typeof made !== 'string') {
         const err = failureToError(made, dir!, dir!, smartWriteFileSync, true);
         throw root ? root.explainError(err, dir) : err;

@@ -24,8 +24,10 @@ export interface WriteJob {
 
 /** Each write's failure by index, or undefined when all succeeded. */
 export type WriteFailures = Array<RawFailure | undefined> | undefined;
+/** A mkdir -p that failed; `at` is the byte length of the level node's asynchronous walk names. */
+export type MkdirFailure = RawFailure & { at?: number };
 /** Each mkdir -p's first directory made (as node names it), undefined, or its failure. */
-export type MkdirResults = Array<string | undefined | RawFailure>;
+export type MkdirResults = Array<string | undefined | MkdirFailure>;
 
 export interface WriteEngine {
   readonly name: 'sync' | 'uring' | 'threadpool' | 'js';
@@ -42,10 +44,16 @@ export const ECANCELED = -125;
 const cancelled: RawFailure = { errno: ECANCELED, syscall: 'write' };
 
 /** The first directory made as node names it, from the addon's byte length in the path. */
-function firstMade(target: string | Buffer, result: number | RawFailure): string | undefined | RawFailure {
+function firstMade(target: string | Buffer, result: number | MkdirFailure): string | undefined | MkdirFailure {
   if (typeof result !== 'number') return result;
   if (result < 0) return undefined;
   return (typeof target === 'string' ? Buffer.from(target) : target).toString('utf8', 0, result);
+}
+
+/** The level of a path that a mkdir failure names (`at` bytes of it), as node names paths. */
+export function levelOf(target: string | Buffer, at: number): string | Buffer {
+  if (typeof target !== 'string') return target.subarray(0, at);
+  return at === Buffer.byteLength(target) ? target : Buffer.from(target).toString('utf8', 0, at);
 }
 
 /** The calling thread's writes: the addon, or node:fs. */
@@ -53,8 +61,8 @@ export const syncWrites = native
   ? {
     writeFileSync: (target: string | Buffer | number, data: Uint8Array, flags: number, mode: number, flush: boolean, atomic: number, confine?: Confine) =>
       native!.writeFileSync(target, data, flags, mode, flush, atomic, confine?.dirfd, confine?.resolve),
-    mkdirAllSync: (target: string | Buffer, mode: number, confine?: Confine) =>
-      firstMade(target, native!.mkdirAllSync(target, mode, confine?.dirfd, confine?.resolve)),
+    mkdirAllSync: (target: string | Buffer, mode: number, asyncErrors: boolean, confine?: Confine) =>
+      firstMade(target, native!.mkdirAllSync(target, mode, asyncErrors, confine?.dirfd, confine?.resolve)),
   }
   : {
     writeFileSync: (target: string | Buffer | number, data: Uint8Array, flags: number, mode: number, flush: boolean, atomic: number) =>
@@ -84,8 +92,11 @@ const syncEngine: WriteEngine = {
     });
     return failures;
   },
-  async mkdirMany(paths, mode, confine) {
-    return paths.map((target) => syncWrites.mkdirAllSync(target, mode, confine));
+  async mkdirMany(paths, mode, confine, concurrency, id) {
+    // For fs.mkdir's callers: its asynchronous walk's errors, which node:fs gives only through
+    // fs.promises.mkdir where the addon is missing.
+    if (!native) return jsEngine.mkdirMany(paths, mode, confine, concurrency, id);
+    return paths.map((target) => syncWrites.mkdirAllSync(target, mode, true, confine));
   },
 };
 
@@ -207,7 +218,17 @@ function uringWriteEngine(binding: Required<NativeBinding>, support: { writes: b
       if (confine || !support.mkdir) return threadpoolEngine.mkdirMany(paths, mode, confine, concurrency, id);
       const pending = binding.uringMkdirMany(paths, mode, concurrency, id);
       queueUringSubmit();
-      return (await pending).map((result, i) => firstMade(paths[i], result));
+      const results = (await pending).map((result, i) => firstMade(paths[i], result));
+      // A path that failed without making anything is walked again as node walks, on the pool,
+      // for node's error in every detail (mkdir_many.h); what was cancelled stays so.
+      const failed = results.flatMap((r, i) => (r !== undefined && typeof r !== 'string' && r.at === undefined && r.errno !== ECANCELED ? [i] : []));
+      if (failed.length > 0) {
+        const again = await threadpoolEngine.mkdirMany(failed.map((i) => paths[i]), mode, undefined, concurrency, id);
+        failed.forEach((i, k) => {
+          results[i] = again[k];
+        });
+      }
+      return results;
     },
     cancel(id) {
       binding.uringCancelBatch(id);

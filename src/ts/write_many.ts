@@ -3,7 +3,7 @@
 import { abortError, failureToError, invalidArgType, invalidArgValue } from './errors';
 import { getValidatedPath, isFd, pathList, type PathLike, type PathList } from './args';
 import { dataBytes, flagsAndMode, isCurrentDir, parentOf, parseFileMode, writeCommon, writeOptions, type WriteCommon, type WriteData, type WriteFileOptions } from './write_args';
-import { ECANCELED, forgetDirs, knownDirs, type WriteFailures } from './write_engines';
+import { ECANCELED, forgetDirs, knownDirs, levelOf, type MkdirFailure, type WriteFailures } from './write_engines';
 import type { RawFailure } from './native';
 import type { Root } from './confine';
 
@@ -44,10 +44,12 @@ function writeError(raw: RawFailure, item: WriteItem, root: Root | undefined, ca
   return root ? root.explainError(err, item.path) : err;
 }
 
-function mkdirError(raw: RawFailure, dir: string | Buffer, root: Root | undefined, caller: Function): Error {
+// fs.mkdir(dir, { recursive: true })'s error: it names the level its walk failed at.
+function mkdirError(raw: MkdirFailure, dir: string | Buffer, root: Root | undefined, caller: Function): Error {
   if (raw.errno === ECANCELED) return new CancelledWrite();
-  const err = failureToError(raw, dir, dir, caller, true);
-  return root ? root.explainError(err, dir) : err;
+  const named = raw.at === undefined ? dir : levelOf(dir, raw.at);
+  const err = failureToError(raw, named, named, caller, true);
+  return root ? root.explainError(err, named) : err;
 }
 
 // What an entry stopped by the signal holds until the caller turns it into its AbortError.

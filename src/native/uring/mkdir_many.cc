@@ -20,6 +20,7 @@
 
 #include "../args.h"
 #include "../errors.h"
+#include "../mkdir_all.h"
 
 namespace smartread {
 namespace uring {
@@ -50,6 +51,12 @@ class PathWalk final : public OpOwner {
   const std::string& waiting_on() const { return waiting_on_; }
   // The first level made's length, -1, or -(errno + 2).
   int64_t result() const { return error_ != 0 ? -static_cast<int64_t>(error_) - 2 : first_; }
+  // For a failure after levels were made, the length of the level it names (node's walk would
+  // have made those levels too and failed at the same one); -1 when nothing was made, and the
+  // caller walks the path again as node does (mkdir_many.h).
+  int64_t failed_at() const {
+    return error_ != 0 && first_ >= 0 && !levels_.empty() ? static_cast<int64_t>(levels_[failed_level_]) : -1;
+  }
 
  private:
   enum Kind : uint16_t { kMkdir, kStat };
@@ -59,8 +66,10 @@ class PathWalk final : public OpOwner {
   // Reads the results from cursor_ down; returns what the walk does next.
   Outcome Consume();
   Outcome OnStat(int res);
-  Outcome End(int err) {
+  // Ends at the level the walk is at (the level a failure names).
+  Outcome End(int err, size_t level) {
     error_ = err;
+    failed_level_ = level;
     return Outcome::kEnded;
   }
   // The walk's claims on the levels of its run are dropped, and it plans again from scratch.
@@ -88,6 +97,7 @@ class PathWalk final : public OpOwner {
   bool cancelled_ = false;
   int64_t first_ = -1;
   int error_ = 0;
+  size_t failed_level_ = 0;
   int stat_result_ = 0;
   std::string waiting_on_;
   std::vector<std::string> claims_;
@@ -142,6 +152,7 @@ class MkdirBatch final : public RingClient {
   size_t concurrency_ = 64;
   napi_deferred deferred_ = nullptr;
   std::vector<int64_t> results_;
+  std::vector<int64_t> failed_at_;
   std::vector<int> replans_;
 
  private:
@@ -170,10 +181,10 @@ PathWalk::PathWalk(MkdirBatch* batch, size_t index, int replans)
 
 PathWalk::Outcome PathWalk::Plan() {
   // Node's mkdir('') fails with ENOENT, and so does its stat.
-  if (levels_.empty()) return End(ENOENT);
-  if (batch_->cancelled()) return End(ECANCELED);
+  if (levels_.empty()) return End(ENOENT, 0);
+  if (batch_->cancelled()) return End(ECANCELED, 0);
   // Every replan forgets a level: more than the path has means it keeps being removed.
-  if (replans_ > static_cast<int>(levels_.size()) + 2) return End(ENOENT);
+  if (replans_ > static_cast<int>(levels_.size()) + 2) return End(ENOENT, 0);
   const std::string target = Prefix(0);
   if (!target_checked_ && batch_->Claimer(target) == nullptr &&
       (batch_->Seen(target) || batch_->known()->Contains(target))) {
@@ -253,7 +264,7 @@ void PathWalk::OnCompletion(Op* op, int res) {
   if (in_flight_ > 0) return;
   Outcome outcome;
   if (cancelled_ || batch_->ring()->closing()) {
-    outcome = End(ECANCELED);
+    outcome = End(ECANCELED, 0);
   } else if (op->kind == kStat) {
     outcome = OnStat(stat_result_);
   } else {
@@ -274,7 +285,7 @@ PathWalk::Outcome PathWalk::Consume() {
     if (res == 0) {
       if (first_ < 0) first_ = static_cast<int64_t>(levels_[level]);
       batch_->See(Prefix(level));
-      if (level == 0) return End(0);
+      if (level == 0) return End(0, 0);
       cursor_--;
       continue;
     }
@@ -293,9 +304,12 @@ PathWalk::Outcome PathWalk::Consume() {
     if (err == ENOENT) {
       // The first level of the run: the level above, taken for existing, has gone.
       if (level == run_hi_ && level + 1 < levels_.size()) return Replan();
-      return End(ENOENT);
+      // Below a level that exists but is no directory one can go through (a dangling symbolic
+      // link): node's asynchronous walk, whose results these are, says ENOTDIR.
+      if (level < run_hi_ && results_[level + 1] == -EEXIST) return End(ENOTDIR, level + 1);
+      return End(ENOENT, level);
     }
-    if (err == EACCES || err == ENOSPC || err == ENOTDIR || err == EPERM || err == ECANCELED) return End(err);
+    if (err == EACCES || err == ENOSPC || err == ENOTDIR || err == EPERM || err == ECANCELED) return End(err, level);
     // Anything else: node looks at what is there.
     QueueStat(level, err);
     return Outcome::kSubmitted;
@@ -306,14 +320,16 @@ PathWalk::Outcome PathWalk::OnStat(int res) {
   const bool is_dir = res == 0 && S_ISDIR(statx_.stx_mode);
   if (stat_of_known_target_) {
     stat_of_known_target_ = false;
-    if (is_dir) return End(0);
+    if (is_dir) return End(0, 0);
     batch_->Unsee(Prefix(0));
     return Plan();
   }
-  if (res < 0) return End(-res);
-  if (!is_dir) return End(EEXIST);
+  if (res < 0) return End(-res, stat_level_);
+  if (!is_dir) return End(EEXIST, stat_level_);
   batch_->See(Prefix(stat_level_));
-  if (stat_level_ == 0) return End(0);
+  // A directory there: the path's own EEXIST ends the walk; so does, in node's asynchronous
+  // walk, another error at a directory.
+  if (stat_level_ == 0 || stat_original_ != EEXIST) return End(0, 0);
   cursor_ = stat_level_ - 1;
   return Consume();
 }
@@ -390,6 +406,7 @@ void MkdirBatch::Ended(PathWalk* walk, PathWalk::Outcome outcome) {
     waiters_[walk->waiting_on()].push_back(index);
   } else {
     results_[index] = walk->result();
+    failed_at_[index] = walk->failed_at();
     done_++;
   }
   active_.erase(index);
@@ -406,6 +423,8 @@ void MkdirBatch::Settle() {
         napi_value value = nullptr;
         if (results_[i] >= -1) {
           napi_create_double(env, static_cast<double>(results_[i]), &value);
+        } else if (failed_at_[i] >= 0) {
+          value = MkdirFailureToJs(env, static_cast<int>(-(results_[i] + 2)), failed_at_[i]);
         } else {
           value = FailureToJs(Napi::Env(env), Failure::Errno(static_cast<int>(-(results_[i] + 2)), Syscall::kMkdir));
         }
@@ -426,6 +445,7 @@ napi_value StartMkdirBatch(Ring* ring, const Napi::CallbackInfo& info, const std
   batch->paths_.reserve(paths.Length());
   for (uint32_t i = 0; i < paths.Length(); i++) batch->paths_.push_back(ReadTargetFromJs(paths.Get(i)).path);
   batch->results_.assign(batch->paths_.size(), -1);
+  batch->failed_at_.assign(batch->paths_.size(), -1);
   batch->replans_.assign(batch->paths_.size(), 0);
   batch->mode_ = static_cast<mode_t>(info[1].As<Napi::Number>().Uint32Value());
   batch->concurrency_ = std::max<size_t>(1, info[2].As<Napi::Number>().Uint32Value());

@@ -16,7 +16,7 @@ namespace smartread {
 namespace uring {
 
 // uringMkdirMany(paths: Array<string | Buffer>, mode, concurrency, id)
-//   -> Promise<Array<first directory made's byte length | -1 | {errno, syscall: 'mkdir'}>>
+//   -> Promise<Array<first directory made's byte length | -1 | {errno, syscall: 'mkdir', at?}>>
 // Each result is fs.mkdirSync(path, { recursive: true })'s, as if the paths were made one after
 // another in order; at most `concurrency` paths have ops in flight.
 //
@@ -30,7 +30,12 @@ namespace uring {
 // ENOENT on the first level below a known ancestor means the ancestor has gone, which is then
 // forgotten and the path walked again from higher up. A level that another path's chain is
 // making is waited for rather than made twice: each missing directory of a batch is made once.
-// A cancelled batch (uringCancel(id)) fails what it had not finished with ECANCELED.
+// A cancelled batch (uringCancel(id)) fails what it had not finished with ECANCELED. A path that
+// fails after levels were made fails where node's walk would have (it would have made them too),
+// and its failure says at which level ({errno, syscall, at}); one that made nothing is for the
+// caller to walk again as node does (threadpoolMkdirMany) on the tree, unchanged, for node's
+// error in every detail: a chain from above may have failed higher up than node's walk, which
+// starts at the path itself.
 napi_value StartMkdirBatch(Ring* ring, const Napi::CallbackInfo& info, const std::shared_ptr<KnownDirs>& known);
 
 }  // namespace uring
