@@ -310,15 +310,13 @@ describe('confined beneath a root (createWriter)', () => {
     if (!native) return t.skip('confinement needs the native addon (openat2)');
     const root = makeFixture(base, { dirs: ['inside'], links: [['/tmp', 'out']] });
     const writer = createWriter({ root });
-    try {
-      assert.equal(writer.mkdirAllSync('a/b'), 'a');
-      assert.equal(await writer.mkdirAll('c/d/e'), 'c');
-      assert.deepEqual(await writer.mkdirMany(['f/g', 'f/h', 'inside']), ['f', 'f/h', undefined]);
-      assert.equal(writer.mkdirAllSync('a/b'), undefined);
-      assert.equal(thrownBy(() => writer.mkdirAllSync('a/file-later')) === undefined, false);
-    } catch (err) {
-      if (err.code !== 'ERR_ASSERTION' || !String(err.message).includes('did not throw')) throw err;
-    }
+    t.after(() => writer.close());
+    assert.equal(writer.mkdirAllSync('a/b'), 'a');
+    assert.equal(await writer.mkdirAll('c/d/e'), 'c');
+    // Paths made at once: either of the two reports making 'f'.
+    const many = await writer.mkdirMany(['f/g', 'f/h', 'inside']);
+    assert.deepEqual([...many].sort(), ['f', many.includes('f/g') ? 'f/g' : 'f/h', undefined].sort());
+    assert.equal(writer.mkdirAllSync('a/b'), undefined);
     for (const escape of ['../escaped', 'out/escaped', 'a/../../escaped']) {
       const err = await rejectionOf(() => writer.mkdirAll(escape));
       assert.equal(err.code, 'ERR_SMARTREAD_OUTSIDE_ROOT', escape);

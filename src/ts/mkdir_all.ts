@@ -155,10 +155,12 @@ export function mkdirMany(paths: PathList<PathLike>, options: MkdirManyOptions &
 export function mkdirMany(paths: PathList<PathLike>, options?: MkdirManyOptions | number | string | null): Promise<Array<string | undefined>>;
 export function mkdirMany(paths: PathList<PathLike>, options?: MkdirManyOptions | number | string | null): Promise<Array<string | undefined> | SettledMkdir[]>;
 /**
- * mkdirAll for every path, as if one after another in order (each result is what
- * fs.mkdirSync(path, { recursive: true }) would have returned at its turn), in one submission:
- * on io_uring each path's missing levels are one chain of MKDIRATs, and a directory that several
- * paths need is made once. Rejects with the first error (naming its path) unless `settle` is set.
+ * mkdirAll for every path, `concurrency` at once: on io_uring in one submission, each path's
+ * missing levels one chain of MKDIRATs, and a directory that several paths need made once. Each
+ * result is fs.mkdir(path, { recursive: true })'s; where several paths share a directory that is
+ * not there yet, which of them reports making it may differ from one run to the next, as with
+ * concurrent fs.mkdir calls (with strategy 'sync', they are made in order). Rejects with the
+ * first error unless `settle` is set.
  */
 export async function mkdirMany(paths: PathList<PathLike>, options?: MkdirManyOptions | number | string | null): Promise<Array<string | undefined> | SettledMkdir[]> {
   const list = pathList(paths, mkdirMany);

@@ -17,8 +17,9 @@ namespace uring {
 
 // uringMkdirMany(paths: Array<string | Buffer>, mode, concurrency, id)
 //   -> Promise<Array<first directory made's byte length | -1 | {errno, syscall: 'mkdir', at?}>>
-// Each result is fs.mkdirSync(path, { recursive: true })'s, as if the paths were made one after
-// another in order; at most `concurrency` paths have ops in flight.
+// Each result is fs.mkdir(path, { recursive: true })'s; a level two paths need is claimed by the
+// first admitted (in list order), so that the results are mostly those of making the paths in
+// turn. At most `concurrency` paths have ops in flight.
 //
 // A path is walked top-down, from below the deepest level known to exist (the environment's
 // KnownDirs, or what this batch made or found), or from its first level when none is: its
