@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 
 #include "../read_into.h"
 
@@ -22,6 +23,18 @@ namespace {
 // One WRITE carries at most this much (the SQE's length is 32 bits; Linux moves at most
 // 2 GiB - 4 KiB per call): a larger file is written a part at a time.
 constexpr uint64_t kMaxWrite = uint64_t{1} << 30;
+
+// Test-only switch (RELIABILITY.md; never set it in production):
+//   SMARTREAD_TEST_URING_WRITE_PART=N  WRITEs of at most N bytes (N >= 1), so that tests can run
+//     the parts of a file past 1 GiB with a few KiB.
+uint64_t MaxWrite() {
+  static const uint64_t part = [] {
+    const char* value = getenv("SMARTREAD_TEST_URING_WRITE_PART");
+    const long long n = value == nullptr ? 0 : strtoll(value, nullptr, 10);
+    return n >= 1 ? static_cast<uint64_t>(n) : kMaxWrite;
+  }();
+  return part;
+}
 // Attempts at a temporary name before giving up with EEXIST.
 constexpr int kTemporaryAttempts = 8;
 // A WRITE at the file's position: for a user's fd, which node:fs writes at its position.
@@ -166,6 +179,12 @@ io_uring_sqe* FileWrite::Queue(Kind kind) {
 void FileWrite::Start() {
   const WriteBatch::Item& item = batch_->item(index_);
   if (item.target.fd >= 0) return Next();
+  // A name that ends in '/', '.' or '..' has no file to replace: open's error for it, as a write
+  // in place gets (write_file.cc).
+  if (batch_->atomic_ != Atomic::kNone && TemporaryName(item.target.path).empty()) {
+    Fail(Failure::Errno(EISDIR, Syscall::kOpen));
+    return Next();
+  }
   QueueOpen();
 }
 
@@ -193,7 +212,7 @@ void FileWrite::QueueRest() {
   const uint64_t remaining = item.length - written_;
   const bool fsync = batch_->flush_ && !synced_;
   if (remaining > 0) {
-    write_asked_ = std::min(remaining, kMaxWrite);
+    write_asked_ = std::min(remaining, MaxWrite());
     io_uring_sqe* sqe = Queue(kWrite);
     io_uring_prep_write(sqe, fd, item.data + written_, static_cast<unsigned>(write_asked_),
                         user_fd ? kCurrentPosition : written_);
