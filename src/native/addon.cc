@@ -192,6 +192,9 @@ class Addon : public Napi::Addon<Addon> {
       // from its first io_uring read on; without it, readMany reads with syscalls.
       std::string why;
       if (ring_ != nullptr) cached_batch_ = uring::CachedBatchRing::Create(&why);
+      // What io_uring can do for writes, while descriptors are still to be had for the probe's
+      // small ring (a process may exhaust them before its first write).
+      if (ring_ != nullptr) uring::ProbeWriteSupport();
     }
     if (ring_ != nullptr) return info.Env().Null();
     return Napi::String::New(info.Env(), ring_why_);
@@ -234,14 +237,15 @@ class Addon : public Napi::Addon<Addon> {
     return Napi::Value(info.Env(), ring_->ReadAt(info));
   }
 
-  // uringWriteSupport() -> { writes, atomic, mkdir }: what the kernel's io_uring can do for
-  // writes (the ops it lacks go to the thread pool).
+  // uringWriteSupport() -> { writes, atomic, mkdir, why? }: what the kernel's io_uring can do
+  // for writes (the ops it lacks go to the thread pool); why: the probe failed.
   Napi::Value UringWriteSupport(const Napi::CallbackInfo& info) {
     const uring::WriteSupport& support = uring::ProbeWriteSupport();
     Napi::Object out = Napi::Object::New(info.Env());
     out.Set("writes", support.writes);
     out.Set("atomic", support.atomic);
     out.Set("mkdir", support.mkdir);
+    if (!support.probe_failure.empty()) out.Set("why", support.probe_failure);
     return out;
   }
 

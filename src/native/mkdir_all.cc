@@ -12,6 +12,8 @@
 
 #include "args.h"
 #include "errors.h"
+#include "read_into.h"
+#include "write_file.h"
 
 namespace smartread {
 
@@ -162,7 +164,7 @@ Napi::Value MkdirAllSync(const Napi::CallbackInfo& info, const std::shared_ptr<K
   PathArg path;
   if (!path.From(env, info[0], &failure)) return FailureToJs(env, failure);
   const mode_t mode = static_cast<mode_t>(info[1].As<Napi::Number>().Uint32Value());
-  const bool async_errors = info[2].ToBoolean().Value();
+  const bool async_errors = BoolArg(info.Env(), info[2]);
   const Confinement confinement = ConfinementFromJs(info, 3);
   int64_t first = -1;
   int64_t failed = -1;
@@ -197,16 +199,19 @@ bool ForEachPath(napi_env env, napi_value array, Each each) {
 }  // namespace
 
 Napi::Value DirsKnown(const Napi::CallbackInfo& info, KnownDirs& known) {
-  Napi::Uint8Array out = info[1].As<Napi::Uint8Array>();
-  ForEachPath(info.Env(), info[0], [&](uint32_t i, const char* path) {
-    if (i < out.ElementLength()) out[i] = known.Contains(path) ? 1 : 0;
+  napi_env env = info.Env();
+  uint8_t* out = nullptr;
+  size_t length = 0;
+  if (!ViewBytes(env, info[1], &out, &length)) return Napi::Value();
+  ForEachPath(env, info[0], [&](uint32_t i, const char* path) {
+    if (i < length) out[i] = known.Contains(path) ? 1 : 0;
   });
-  return info.Env().Undefined();
+  return Napi::Value();
 }
 
 Napi::Value ForgetDirs(const Napi::CallbackInfo& info, KnownDirs& known) {
   ForEachPath(info.Env(), info[0], [&](uint32_t, const char* path) { known.Forget(path); });
-  return info.Env().Undefined();
+  return Napi::Value();
 }
 
 }  // namespace smartread

@@ -93,36 +93,56 @@ class MkdirManyJob final : public PoolJob {
 }  // namespace
 
 Napi::Value ThreadpoolWriteFiles(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Napi::Array targets = info[0].As<Napi::Array>();
-  Napi::Array datas = info[1].As<Napi::Array>();
-  Napi::Uint32Array modes = info[2].As<Napi::Uint32Array>();
+  napi_env env = info.Env();
+  napi_value targets = info[0];
+  napi_value datas = info[1];
+  uint32_t count = 0;
+  uint32_t* modes = nullptr;
+  size_t modes_length = 0;
+  napi_typedarray_type type;
+  // Raw N-API throughout (WriteTargetFromJs): under a worker's termination, nothing starts.
+  if (!ArrayLength(env, targets, &count) ||
+      napi_get_typedarray_info(env, info[2], &type, &modes_length, reinterpret_cast<void**>(&modes), nullptr, nullptr) != napi_ok ||
+      type != napi_uint32_array || modes_length < count) {
+    return Napi::Value();
+  }
   auto job = std::make_unique<WriteFilesJob>();
-  job->requests.resize(targets.Length());
-  for (uint32_t i = 0; i < targets.Length(); i++) {
+  job->requests.resize(count);
+  const int flags = info[3].As<Napi::Number>().Int32Value();
+  const bool flush = BoolArg(env, info[4]);
+  const Atomic atomic = static_cast<Atomic>(info[5].As<Napi::Number>().Uint32Value());
+  const Confinement confinement = ConfinementFromJs(info, 6);
+  for (uint32_t i = 0; i < count; i++) {
     WriteRequest& request = job->requests[i];
-    request.target = ReadTargetFromJs(targets.Get(i));
-    uint8_t* data = nullptr;
-    if (!ViewBytes(env, datas.Get(i), &data, &request.length)) {
-      napi_throw_type_error(env, nullptr, "data must be an ArrayBufferView");
+    napi_value target, data;
+    uint8_t* bytes = nullptr;
+    if (!ArrayElement(env, targets, i, &target) || !ArrayElement(env, datas, i, &data) ||
+        !WriteTargetFromJs(env, target, &request.target) || !ViewBytes(env, data, &bytes, &request.length)) {
       return Napi::Value();
     }
-    request.data = data;
-    request.flags = info[3].As<Napi::Number>().Int32Value();
+    request.data = bytes;
+    request.flags = flags;
     request.mode = static_cast<mode_t>(modes[i]);
-    request.flush = info[4].ToBoolean().Value();
-    request.atomic = static_cast<Atomic>(info[5].As<Napi::Number>().Uint32Value());
-    request.confinement = ConfinementFromJs(info, 6);
+    request.flush = flush;
+    request.atomic = atomic;
+    request.confinement = confinement;
   }
   return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:threadpoolWriteFiles", datas));
 }
 
 Napi::Value ThreadpoolMkdirMany(const Napi::CallbackInfo& info, const std::shared_ptr<KnownDirs>& known) {
-  Napi::Env env = info.Env();
-  Napi::Array paths = info[0].As<Napi::Array>();
+  napi_env env = info.Env();
+  napi_value paths = info[0];
+  uint32_t count = 0;
+  if (!ArrayLength(env, paths, &count)) return Napi::Value();
   auto job = std::make_unique<MkdirManyJob>();
-  job->paths.reserve(paths.Length());
-  for (uint32_t i = 0; i < paths.Length(); i++) job->paths.push_back(ReadTargetFromJs(paths.Get(i)).path);
+  job->paths.resize(count);
+  for (uint32_t i = 0; i < count; i++) {
+    napi_value element;
+    ReadTarget target;
+    if (!ArrayElement(env, paths, i, &element) || !WriteTargetFromJs(env, element, &target)) return Napi::Value();
+    job->paths[i] = std::move(target.path);
+  }
   job->mode = static_cast<mode_t>(info[1].As<Napi::Number>().Uint32Value());
   job->confinement = ConfinementFromJs(info, 2);
   job->known = known;

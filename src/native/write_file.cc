@@ -172,8 +172,44 @@ Failure WriteWholeFile(const WriteRequest& request) {
   return FillAndClose(fd, request);
 }
 
+bool WriteTargetFromJs(napi_env env, napi_value value, ReadTarget* target) {
+  napi_valuetype type;
+  if (napi_typeof(env, value, &type) != napi_ok) return false;
+  if (type == napi_number) return napi_get_value_int32(env, value, &target->fd) == napi_ok;
+  target->fd = -1;
+  if (type == napi_string) {
+    size_t length = 0;
+    if (napi_get_value_string_utf8(env, value, nullptr, 0, &length) != napi_ok) return false;
+    target->path.resize(length + 1);
+    if (napi_get_value_string_utf8(env, value, target->path.data(), length + 1, &length) != napi_ok) return false;
+    target->path.resize(length);
+    return true;
+  }
+  void* data = nullptr;
+  size_t length = 0;
+  if (napi_get_buffer_info(env, value, &data, &length) != napi_ok) return false;
+  target->path.assign(static_cast<const char*>(data), length);
+  return true;
+}
+
+bool BoolArg(napi_env env, napi_value value) {
+  bool result = false;
+  return napi_get_value_bool(env, value, &result) == napi_ok && result;
+}
+
+bool ArrayLength(napi_env env, napi_value array, uint32_t* length) {
+  return napi_get_array_length(env, array, length) == napi_ok;
+}
+
+bool ArrayElement(napi_env env, napi_value array, uint32_t index, napi_value* element) {
+  return napi_get_element(env, array, index, element) == napi_ok && *element != nullptr;
+}
+
 bool WriteRequestFromJs(const Napi::CallbackInfo& info, size_t index, WriteRequest* request) {
-  request->target = ReadTargetFromJs(info[index]);
+  if (!WriteTargetFromJs(info.Env(), info[index], &request->target)) {
+    napi_throw_type_error(info.Env(), nullptr, "target must be a path or an fd");
+    return false;
+  }
   size_t length = 0;
   uint8_t* data = nullptr;
   if (!ViewBytes(info.Env(), info[index + 1], &data, &length)) {
@@ -184,7 +220,7 @@ bool WriteRequestFromJs(const Napi::CallbackInfo& info, size_t index, WriteReque
   request->length = length;
   request->flags = info[index + 2].As<Napi::Number>().Int32Value();
   request->mode = static_cast<mode_t>(info[index + 3].As<Napi::Number>().Uint32Value());
-  request->flush = info[index + 4].ToBoolean().Value();
+  request->flush = BoolArg(info.Env(), info[index + 4]);
   request->atomic = static_cast<Atomic>(info[index + 5].As<Napi::Number>().Uint32Value());
   request->confinement = ConfinementFromJs(info, index + 6);
   return true;

@@ -49,9 +49,22 @@ Syscall RenameFailureSyscall(int err);
 // temporary file; so does one whose rename fails.
 Failure WriteWholeFile(const WriteRequest& request);
 
+// A write's target from JS (a string, a Buffer's bytes, or an fd), in raw N-API: these are read
+// from arrays while a worker may be terminating, when a failed call must only fail the batch
+// (node-addon-api would turn it into a fatal error). False when it cannot be read.
+bool WriteTargetFromJs(napi_env env, napi_value value, ReadTarget* target);
+
+// A boolean argument, in raw N-API (as above; coercion would need to call into JS): false for
+// anything but true.
+bool BoolArg(napi_env env, napi_value value);
+
+// The length of a JS array and its elements, in raw N-API (as above).
+bool ArrayLength(napi_env env, napi_value array, uint32_t* length);
+bool ArrayElement(napi_env env, napi_value array, uint32_t index, napi_value* element);
+
 // The request from JS arguments info[index..]: target (string | Buffer | fd), data (a
 // Uint8Array), flags, mode, flush, atomic (0, 1, 2), rootFd?, resolve?. False with a pending
-// exception when the data is not a view.
+// exception when the target or the data cannot be read.
 bool WriteRequestFromJs(const Napi::CallbackInfo& info, size_t index, WriteRequest* request);
 
 // writeFileSync(target, data, flags, mode, flush, atomic, rootFd?, resolve?)

@@ -116,8 +116,8 @@ export interface NativeBinding {
     flags: number, flush: boolean, atomic: number, rootFd?: number, resolve?: number): Promise<Array<RawFailure | undefined> | undefined>;
   /** mkdirAllSync (asyncErrors) for each path in turn, on one pool thread. */
   threadpoolMkdirMany(paths: ReadonlyArray<string | Buffer>, mode: number, rootFd?: number, resolve?: number): Promise<Array<number | RawFailure>>;
-  /** What the kernel's io_uring can do for writes; absent without liburing. */
-  uringWriteSupport?(): { writes: boolean; atomic: boolean; mkdir: boolean };
+  /** What the kernel's io_uring can do for writes (why: the probe failed); absent without liburing. */
+  uringWriteSupport?(): { writes: boolean; atomic: boolean; mkdir: boolean; why?: string };
   /** threadpoolWriteFiles' contract on the ring, `concurrency` files in flight; `id` names the
    * batch for uringCancelBatch. Queued until uringSubmit(). */
   uringWriteFiles?(targets: ReadonlyArray<string | Buffer | number>, datas: readonly Uint8Array[], modes: Uint32Array,

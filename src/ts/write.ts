@@ -31,6 +31,8 @@ async function asNodeNamesFlag(err: unknown, flag: unknown, flush: boolean, byte
   return outOfRange('options.flag', range, flag, smartWriteFile);
 }
 
+const isUtf8 = (encoding: string) => encoding === 'utf8' || encoding === 'utf-8';
+
 function fdRefusesAtomic(caller: Function) {
   return invalidArgValue('options.atomic', true, 'cannot be used with a file descriptor (it replaces a file by its name)', caller);
 }
@@ -101,6 +103,13 @@ export function smartWriteFileSync(path: PathOrFd, data: WriteData, options?: Om
     }
     if (failure) {
       const err = failureToError(failure, path, target, smartWriteFileSync, failure.syscall === 'rename');
+      // fs.writeFileSync writes anything but a utf8 string with fs.writeSync, whose errors node
+      // builds in JS, with their keys in another order: errno, syscall, code.
+      if (failure.syscall === 'write' && !(typeof data === 'string' && isUtf8(common.encoding))) {
+        const { code } = err as NodeJS.ErrnoException;
+        delete (err as { code?: string }).code;
+        (err as NodeJS.ErrnoException).code = code;
+      }
       throw root ? root.explainError(err, path) : err;
     }
   } finally {

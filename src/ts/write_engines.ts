@@ -251,7 +251,7 @@ export function uringWriteAvailability(): WriteEngine | string {
       const support = native.uringWriteSupport();
       uring = support.writes
         ? uringWriteEngine(native as Required<NativeBinding>, support)
-        : "this kernel's io_uring lacks OPENAT, WRITE, FSYNC or CLOSE";
+        : support.why ?? "this kernel's io_uring lacks OPENAT, WRITE, FSYNC or CLOSE";
     }
   }
   return uring;

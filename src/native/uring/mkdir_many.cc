@@ -21,6 +21,7 @@
 #include "../args.h"
 #include "../errors.h"
 #include "../mkdir_all.h"
+#include "../write_file.h"
 
 namespace smartread {
 namespace uring {
@@ -440,10 +441,18 @@ void MkdirBatch::Settle() {
 
 napi_value StartMkdirBatch(Ring* ring, const Napi::CallbackInfo& info, const std::shared_ptr<KnownDirs>& known) {
   napi_env env = info.Env();
-  Napi::Array paths = info[0].As<Napi::Array>();
+  napi_value paths = info[0];
+  uint32_t count = 0;
+  // Raw N-API throughout (WriteTargetFromJs): under a worker's termination, nothing starts.
+  if (!ArrayLength(env, paths, &count)) return nullptr;
   auto batch = std::make_unique<MkdirBatch>(ring, info[3].As<Napi::Number>().Uint32Value(), known);
-  batch->paths_.reserve(paths.Length());
-  for (uint32_t i = 0; i < paths.Length(); i++) batch->paths_.push_back(ReadTargetFromJs(paths.Get(i)).path);
+  batch->paths_.resize(count);
+  for (uint32_t i = 0; i < count; i++) {
+    napi_value element;
+    ReadTarget target;
+    if (!ArrayElement(env, paths, i, &element) || !WriteTargetFromJs(env, element, &target)) return nullptr;
+    batch->paths_[i] = std::move(target.path);
+  }
   batch->results_.assign(batch->paths_.size(), -1);
   batch->failed_at_.assign(batch->paths_.size(), -1);
   batch->replans_.assign(batch->paths_.size(), 0);

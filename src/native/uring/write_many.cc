@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "../read_into.h"
 
@@ -50,7 +51,10 @@ const WriteSupport& ProbeWriteSupport() {
   static const WriteSupport support = [] {
     WriteSupport s;
     io_uring_probe* probe = io_uring_get_probe();
-    if (probe == nullptr) return s;
+    if (probe == nullptr) {
+      s.probe_failure = std::string("the io_uring probe failed: ") + strerror(errno);
+      return s;
+    }
     const auto has = [&](int op) { return io_uring_opcode_supported(probe, op) != 0; };
     s.writes = has(IORING_OP_OPENAT) && has(IORING_OP_WRITE) && has(IORING_OP_FSYNC) && has(IORING_OP_CLOSE);
     s.atomic = s.writes && has(IORING_OP_RENAMEAT) && has(IORING_OP_UNLINKAT);
@@ -455,27 +459,36 @@ void WriteBatch::Settle() {
 
 napi_value StartWriteBatch(Ring* ring, const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
-  Napi::Array targets = info[0].As<Napi::Array>();
-  Napi::Array datas = info[1].As<Napi::Array>();
-  Napi::Uint32Array modes = info[2].As<Napi::Uint32Array>();
+  napi_value targets = info[0];
+  napi_value datas = info[1];
+  uint32_t count = 0;
+  uint32_t* modes = nullptr;
+  size_t modes_length = 0;
+  napi_typedarray_type type;
+  // Raw N-API throughout (WriteTargetFromJs): under a worker's termination, nothing starts.
+  if (!ArrayLength(env, targets, &count) ||
+      napi_get_typedarray_info(env, info[2], &type, &modes_length, reinterpret_cast<void**>(&modes), nullptr, nullptr) != napi_ok ||
+      type != napi_uint32_array || modes_length < count) {
+    return nullptr;
+  }
   auto batch = std::make_unique<WriteBatch>(ring, info[7].As<Napi::Number>().Uint32Value());
-  batch->items_.resize(targets.Length());
-  for (uint32_t i = 0; i < targets.Length(); i++) {
+  batch->items_.resize(count);
+  for (uint32_t i = 0; i < count; i++) {
     WriteBatch::Item& item = batch->items_[i];
-    item.target = ReadTargetFromJs(targets.Get(i));
-    uint8_t* data = nullptr;
+    napi_value target, data;
+    uint8_t* bytes = nullptr;
     size_t length = 0;
-    if (!ViewBytes(env, datas.Get(i), &data, &length)) {
-      napi_throw_type_error(env, nullptr, "data must be an ArrayBufferView");
+    if (!ArrayElement(env, targets, i, &target) || !ArrayElement(env, datas, i, &data) ||
+        !WriteTargetFromJs(env, target, &item.target) || !ViewBytes(env, data, &bytes, &length)) {
       return nullptr;
     }
-    item.data = data;
+    item.data = bytes;
     item.length = length;
     item.mode = static_cast<mode_t>(modes[i]);
   }
   batch->failures_.resize(batch->items_.size());
   batch->flags_ = info[3].As<Napi::Number>().Int32Value();
-  batch->flush_ = info[4].ToBoolean().Value();
+  batch->flush_ = BoolArg(env, info[4]);
   batch->atomic_ = static_cast<Atomic>(info[5].As<Napi::Number>().Uint32Value());
   batch->concurrency_ = std::max<size_t>(1, info[6].As<Napi::Number>().Uint32Value());
   napi_value promise = nullptr;

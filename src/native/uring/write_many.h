@@ -28,7 +28,10 @@ struct WriteSupport {
   bool writes = false;
   bool atomic = false;
   bool mkdir = false;
+  // Why the probe itself failed (it sets up a small ring of its own), or empty.
+  std::string probe_failure;
 };
+// Probed on first use: the environment's ring setup asks first, while descriptors are to be had.
 const WriteSupport& ProbeWriteSupport();
 
 // uringWriteFiles(targets: Array<string | Buffer | fd>, datas: Array<Uint8Array>,
