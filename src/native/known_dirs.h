@@ -19,7 +19,8 @@ namespace smartread {
 // Returned as lengths, the path itself first.
 std::vector<size_t> MkdirPrefixes(std::string_view path);
 
-// A bounded set of absolute directory paths, most recently used kept. Only a hint of where to
+// A bounded set of absolute directory paths, most recently used kept: the paths made or found
+// by mkdirAll and the directories new levels were made in. Only a hint of where to
 // start: every use is checked by the syscall it saves the walk up to (a mkdir below a directory
 // removed since fails with ENOENT, and the entry is forgotten), so a stale entry costs a
 // syscall, never a wrong result. Relative paths are never kept: they change meaning with the

@@ -68,7 +68,9 @@ int Walk(const std::string& path, mode_t mode, KnownDirs* known, const DirSyscal
     known->Forget(path);
   }
   const std::vector<size_t> levels = MkdirPrefixes(path);
-  const auto prefix = [&](size_t level) { return path.substr(0, levels[level]); };
+  // The level a syscall names, in one buffer reused for every level.
+  std::string current;
+  current.reserve(path.size());
   // Node's walk: a stack of levels to make, the next on top. It starts with the path itself and
   // pushes the parent on ENOENT; below a known ancestor, every level under it is pushed at once,
   // the shallowest on top.
@@ -91,14 +93,15 @@ int Walk(const std::string& path, mode_t mode, KnownDirs* known, const DirSyscal
     stack.pop_back();
     *failed_length = static_cast<int64_t>(levels[level]);
     if (budget-- == 0) return ENOENT;
-    const std::string current = prefix(level);
+    current.assign(path, 0, levels[level]);
     int err = syscalls.Mkdir(current, mode);
     if (err == 0) {
-      if (*first_length < 0) *first_length = static_cast<int64_t>(levels[level]);
-      if (known != nullptr) {
-        // The parent exists too: the next walk in this part of the tree starts right here.
-        if (level + 1 < levels.size()) known->Add(std::string_view(path.data(), levels[level + 1]));
-        known->Add(current);
+      if (*first_length < 0) {
+        *first_length = static_cast<int64_t>(levels[level]);
+        // The directory the new levels hang from: the next walk in this part of the tree starts
+        // right below it. (Not every level made: a tree of many new branches would push the
+        // useful entries out of the set.)
+        if (known != nullptr && level + 1 < levels.size()) known->Add(std::string_view(path.data(), levels[level + 1]));
       }
       continue;
     }
@@ -126,10 +129,11 @@ int Walk(const std::string& path, mode_t mode, KnownDirs* known, const DirSyscal
     if (err != 0) return async_errors && above ? ENOTDIR : err;
     if (!is_dir) return above ? ENOTDIR : EEXIST;
     // ...and ends, successfully, at a directory that gave another error than EEXIST.
-    if (async_errors && original != EEXIST) return 0;
+    if (async_errors && original != EEXIST) break;
     stat_confirmed = level;
-    if (known != nullptr) known->Add(current);
   }
+  // The path is a directory now: asked for again, or below, it starts from here.
+  if (known != nullptr) known->Add(path);
   return 0;
 }
 

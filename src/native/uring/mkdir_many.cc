@@ -49,7 +49,7 @@ class PathWalk final : public OpOwner {
 
   size_t index() const { return index_; }
   int replans() const { return replans_; }
-  const std::string& waiting_on() const { return waiting_on_; }
+  std::string_view waiting_on() const { return waiting_on_; }
   // The first level made's length, -1, or -(errno + 2).
   int64_t result() const { return error_ != 0 ? -static_cast<int64_t>(error_) - 2 : first_; }
   // For a failure after levels were made, the length of the level it names (node's walk would
@@ -61,18 +61,15 @@ class PathWalk final : public OpOwner {
 
  private:
   enum Kind : uint16_t { kMkdir, kStat };
-  std::string Prefix(size_t level) const { return path_.substr(0, levels_[level]); }
+  // A level of the path: a view into the batch's copy of it, which lives as long as the batch.
+  std::string_view Level(size_t level) const { return std::string_view(path_).substr(0, levels_[level]); }
   void SubmitSegment();
   void QueueStat(size_t level, int original);
   // Reads the results from cursor_ down; returns what the walk does next.
   Outcome Consume();
   Outcome OnStat(int res);
   // Ends at the level the walk is at (the level a failure names).
-  Outcome End(int err, size_t level) {
-    error_ = err;
-    failed_level_ = level;
-    return Outcome::kEnded;
-  }
+  Outcome End(int err, size_t level);
   // The walk's claims on the levels of its run are dropped, and it plans again from scratch.
   Outcome Replan();
   void Finish(Outcome outcome);
@@ -100,8 +97,8 @@ class PathWalk final : public OpOwner {
   int error_ = 0;
   size_t failed_level_ = 0;
   int stat_result_ = 0;
-  std::string waiting_on_;
-  std::vector<std::string> claims_;
+  std::string_view waiting_on_;
+  std::vector<std::string_view> claims_;
   Op ops_[kMaxChain + 1];
   std::string op_paths_[kMaxChain + 1];
 };
@@ -130,23 +127,21 @@ class MkdirBatch final : public RingClient {
   bool cancelled() const { return cancelled_; }
   size_t max_chain() const { return std::min<size_t>(kMaxChain, std::max<size_t>(1, ring_->sq_entries())); }
   // A level this batch made or found (any kind of file: a level that is not a directory fails
-  // the levels below it, as it does node's walk).
-  bool Seen(const std::string& level) const { return seen_.count(level) != 0; }
-  void See(const std::string& level) {
-    seen_.insert(level);
-    known_->Add(level);
-  }
-  void Unsee(const std::string& level) {
+  // the levels below it, as it does node's walk). Only what a later batch can start from goes
+  // to the environment's KnownDirs (PathWalk::End).
+  bool Seen(std::string_view level) const { return seen_.count(level) != 0; }
+  void See(std::string_view level) { seen_.insert(level); }
+  void Unsee(std::string_view level) {
     seen_.erase(level);
     known_->Forget(level);
   }
   // The walk making `level` right now, or null.
-  PathWalk* Claimer(const std::string& level) const {
+  PathWalk* Claimer(std::string_view level) const {
     auto it = claims_.find(level);
     return it == claims_.end() ? nullptr : it->second;
   }
-  void Claim(const std::string& level, PathWalk* walk) { claims_[level] = walk; }
-  void Release(const std::string& level);
+  void Claim(std::string_view level, PathWalk* walk) { claims_[level] = walk; }
+  void Release(std::string_view level);
 
   std::vector<std::string> paths_;
   mode_t mode_ = 0777;
@@ -168,10 +163,11 @@ class MkdirBatch final : public RingClient {
   std::deque<size_t> ready_;
   size_t next_ = 0;
   std::unordered_map<size_t, std::unique_ptr<PathWalk>> active_;
-  std::unordered_set<std::string> seen_;
-  std::unordered_map<std::string, PathWalk*> claims_;
+  // Keys view the paths in paths_, which do not change once the batch has started.
+  std::unordered_set<std::string_view> seen_;
+  std::unordered_map<std::string_view, PathWalk*> claims_;
   // Paths waiting for a level that a walk is making, by level.
-  std::unordered_map<std::string, std::vector<size_t>> waiters_;
+  std::unordered_map<std::string_view, std::vector<size_t>> waiters_;
 };
 
 PathWalk::PathWalk(MkdirBatch* batch, size_t index, int replans)
@@ -186,7 +182,7 @@ PathWalk::Outcome PathWalk::Plan() {
   if (batch_->cancelled()) return End(ECANCELED, 0);
   // Every replan forgets a level: more than the path has means it keeps being removed.
   if (replans_ > static_cast<int>(levels_.size()) + 2) return End(ENOENT, 0);
-  const std::string target = Prefix(0);
+  const std::string_view target = Level(0);
   if (!target_checked_ && batch_->Claimer(target) == nullptr &&
       (batch_->Seen(target) || batch_->known()->Contains(target))) {
     // Known to be there: a stat says whether it still is, and a directory.
@@ -198,7 +194,7 @@ PathWalk::Outcome PathWalk::Plan() {
   run_hi_ = levels_.size() - 1;
   assumed_ = SIZE_MAX;
   for (size_t level = 0; level < levels_.size(); level++) {
-    const std::string prefix = Prefix(level);
+    const std::string_view prefix = Level(level);
     PathWalk* claimer = batch_->Claimer(prefix);
     if (claimer != nullptr && claimer != this) {
       waiting_on_ = prefix;
@@ -213,7 +209,7 @@ PathWalk::Outcome PathWalk::Plan() {
     }
   }
   for (size_t level = 0; level <= run_hi_; level++) {
-    claims_.push_back(Prefix(level));
+    claims_.push_back(Level(level));
     batch_->Claim(claims_.back(), this);
   }
   cursor_ = run_hi_;
@@ -234,7 +230,7 @@ void PathWalk::SubmitSegment() {
     op->busy = true;
     in_flight_++;
     // The kernel reads the path at submission: it lives in the walk until then.
-    op_paths_[k] = Prefix(level);
+    op_paths_[k].assign(Level(level));
     io_uring_sqe* sqe = ring->Sqe(op);
     io_uring_prep_mkdirat(sqe, AT_FDCWD, op_paths_[k].c_str(), batch_->mode_);
     // A level that exists, or fails, does not cancel the next: its result says what it means.
@@ -249,7 +245,7 @@ void PathWalk::QueueStat(size_t level, int original) {
   op->kind = kStat;
   op->busy = true;
   in_flight_++;
-  op_paths_[kMaxChain] = Prefix(level);
+  op_paths_[kMaxChain].assign(Level(level));
   // Symbolic links followed, as node's stat.
   io_uring_prep_statx(batch_->ring()->Sqe(op), AT_FDCWD, op_paths_[kMaxChain].c_str(), 0, STATX_TYPE, &statx_);
 }
@@ -285,7 +281,7 @@ PathWalk::Outcome PathWalk::Consume() {
     const int res = results_[level];
     if (res == 0) {
       if (first_ < 0) first_ = static_cast<int64_t>(levels_[level]);
-      batch_->See(Prefix(level));
+      batch_->See(Level(level));
       if (level == 0) return End(0, 0);
       cursor_--;
       continue;
@@ -298,7 +294,7 @@ PathWalk::Outcome PathWalk::Consume() {
         QueueStat(0, EEXIST);
         return Outcome::kSubmitted;
       }
-      batch_->See(Prefix(level));
+      batch_->See(Level(level));
       cursor_--;
       continue;
     }
@@ -322,12 +318,12 @@ PathWalk::Outcome PathWalk::OnStat(int res) {
   if (stat_of_known_target_) {
     stat_of_known_target_ = false;
     if (is_dir) return End(0, 0);
-    batch_->Unsee(Prefix(0));
+    batch_->Unsee(Level(0));
     return Plan();
   }
   if (res < 0) return End(-res, stat_level_);
   if (!is_dir) return End(EEXIST, stat_level_);
-  batch_->See(Prefix(stat_level_));
+  batch_->See(Level(stat_level_));
   // A directory there: the path's own EEXIST ends the walk; so does, in node's asynchronous
   // walk, another error at a directory.
   if (stat_level_ == 0 || stat_original_ != EEXIST) return End(0, 0);
@@ -337,15 +333,32 @@ PathWalk::Outcome PathWalk::OnStat(int res) {
 
 PathWalk::Outcome PathWalk::Replan() {
   const size_t above = run_hi_ + 1;
-  batch_->Unsee(Prefix(above));
-  for (const std::string& level : claims_) batch_->Release(level);
+  batch_->Unsee(Level(above));
+  for (std::string_view level : claims_) batch_->Release(level);
   claims_.clear();
   replans_++;
   return Plan();
 }
 
+PathWalk::Outcome PathWalk::End(int err, size_t level) {
+  error_ = err;
+  failed_level_ = level;
+  if (err == 0) {
+    // What a later walk can start from: the path, and the directory its new levels hang from.
+    batch_->known()->Add(Level(0));
+    if (first_ >= 0) {
+      for (size_t l = 0; l + 1 < levels_.size(); l++) {
+        if (static_cast<int64_t>(levels_[l]) != first_) continue;
+        batch_->known()->Add(Level(l + 1));
+        break;
+      }
+    }
+  }
+  return Outcome::kEnded;
+}
+
 void PathWalk::Finish(Outcome outcome) {
-  for (const std::string& level : claims_) batch_->Release(level);
+  for (std::string_view level : claims_) batch_->Release(level);
   claims_.clear();
   // Deletes the walk: nothing of it is touched after this.
   batch_->Ended(this, outcome);
@@ -359,7 +372,7 @@ void PathWalk::Cancel() {
   }
 }
 
-void MkdirBatch::Release(const std::string& level) {
+void MkdirBatch::Release(std::string_view level) {
   auto claim = claims_.find(level);
   if (claim == claims_.end()) return;
   claims_.erase(claim);
