@@ -164,6 +164,8 @@ function nodeDrivers() {
     { kind: 'tree', role: 'ours', name: 'writeMany sync', available: loaded, run: (ctx) => sr.writeMany(ctx.entries, { mkdirs: true, strategy: 'sync' }) },
     { kind: 'tree', role: 'ours', name: 'writeMany auto, atomic', available: loaded, run: (ctx) => sr.writeMany(ctx.entries, { mkdirs: true, atomic: true }) },
     { kind: 'tree', role: 'ours', name: 'smartWriteFile auto ×64 (mkdirs)', available: loaded, run: (ctx) => inFlight(ctx.entries.length, (i) => sr.smartWriteFile(ctx.entries[i].path, ctx.entries[i].data, { mkdirs: true })) },
+    { kind: 'tree', role: 'ours', name: 'smartWriteFile uring ×64 (mkdirs)', available: uring, run: (ctx) => inFlight(ctx.entries.length, (i) => sr.smartWriteFile(ctx.entries[i].path, ctx.entries[i].data, { mkdirs: true, strategy: 'uring' })) },
+    { kind: 'tree', role: 'ours', name: 'smartWriteFile threadpool ×64 (mkdirs)', available: loaded, run: (ctx) => inFlight(ctx.entries.length, (i) => sr.smartWriteFile(ctx.entries[i].path, ctx.entries[i].data, { mkdirs: true, strategy: 'threadpool' })) },
     { kind: 'tree', role: 'ours', name: 'smartWriteFileSync loop (mkdirs)', available: loaded, run(ctx) {
       for (const e of ctx.entries) sr.smartWriteFileSync(e.path, e.data, { mkdirs: true });
     } },
@@ -176,6 +178,8 @@ function nodeDrivers() {
     { kind: 'nested', role: 'ours', name: 'mkdirMany uring', available: uring, run: (ctx) => sr.mkdirMany(ctx.paths, { strategy: 'uring' }) },
     { kind: 'nested', role: 'ours', name: 'mkdirMany threadpool', available: loaded, run: (ctx) => sr.mkdirMany(ctx.paths, { strategy: 'threadpool' }) },
     { kind: 'nested', role: 'ours', name: 'mkdirAll auto ×64', available: loaded, run: (ctx) => inFlight(ctx.paths.length, (i) => sr.mkdirAll(ctx.paths[i])) },
+    { kind: 'nested', role: 'ours', name: 'mkdirAll uring ×64', available: uring, run: (ctx) => inFlight(ctx.paths.length, (i) => sr.mkdirAll(ctx.paths[i], { strategy: 'uring' })) },
+    { kind: 'nested', role: 'ours', name: 'mkdirAll threadpool ×64', available: loaded, run: (ctx) => inFlight(ctx.paths.length, (i) => sr.mkdirAll(ctx.paths[i], { strategy: 'threadpool' })) },
     { kind: 'nested', role: 'ours', name: 'mkdirAllSync loop', available: loaded, run(ctx) {
       for (const p of ctx.paths) sr.mkdirAllSync(p);
     } },
