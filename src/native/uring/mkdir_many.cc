@@ -80,12 +80,11 @@ class PathWalk final : public OpOwner {
   const std::vector<size_t> levels_;
   int replans_;
   bool target_checked_ = false;
-  // The run: levels run_hi_ down to 0. The chain in flight: seg_hi_ down to seg_lo_.
+  // The run: levels run_hi_ down to 0. The chain in flight: from cursor_ (the next level whose
+  // result is read) down to seg_lo_.
   size_t run_hi_ = 0;
   size_t seg_lo_ = 0;
   size_t cursor_ = 0;
-  // The run starts right below this level, taken for existing from what is known (not checked).
-  size_t assumed_ = SIZE_MAX;
   std::vector<int> results_;
   int stat_original_ = 0;
   size_t stat_level_ = 0;
@@ -192,7 +191,6 @@ PathWalk::Outcome PathWalk::Plan() {
     return Outcome::kSubmitted;
   }
   run_hi_ = levels_.size() - 1;
-  assumed_ = SIZE_MAX;
   for (size_t level = 0; level < levels_.size(); level++) {
     const std::string_view prefix = Level(level);
     PathWalk* claimer = batch_->Claimer(prefix);
@@ -201,10 +199,10 @@ PathWalk::Outcome PathWalk::Plan() {
       return Outcome::kWaiting;
     }
     if (level == 0) continue;
-    const bool seen = batch_->Seen(prefix);
-    if (seen || batch_->known()->Contains(prefix)) {
+    // Made or seen by this batch, or known to the environment: taken as there (a chain below a
+    // level that has gone fails with ENOENT at once, and the walk plans again without it).
+    if (batch_->Seen(prefix) || batch_->known()->Contains(prefix)) {
       run_hi_ = level - 1;
-      if (!seen) assumed_ = level;
       break;
     }
   }

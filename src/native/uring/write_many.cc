@@ -110,7 +110,6 @@ class FileWrite final : public OpOwner {
   bool cancelled_ = false;
   Failure failure_;
   uint64_t written_ = 0;
-  uint64_t write_asked_ = 0;
   bool open_ = false;
   bool synced_ = false;
   bool temporary_exists_ = false;
@@ -143,7 +142,6 @@ class WriteBatch final : public RingClient {
 
   Ring* ring() const { return ring_; }
   const Item& item(size_t index) const { return items_[index]; }
-  bool cancelled() const { return cancelled_; }
 
   std::vector<Item> items_;
   int flags_ = 0;
@@ -216,14 +214,14 @@ void FileWrite::QueueRest() {
   const uint64_t remaining = item.length - written_;
   const bool fsync = batch_->flush_ && !synced_;
   if (remaining > 0) {
-    write_asked_ = std::min(remaining, MaxWrite());
+    const uint64_t part = std::min(remaining, MaxWrite());
     io_uring_sqe* sqe = Queue(kWrite);
-    io_uring_prep_write(sqe, fd, item.data + written_, static_cast<unsigned>(write_asked_),
+    io_uring_prep_write(sqe, fd, item.data + written_, static_cast<unsigned>(part),
                         user_fd ? kCurrentPosition : written_);
     if (!user_fd) sqe->flags |= IOSQE_FIXED_FILE;
     if (item.length >= kAsyncFrom) sqe->flags |= IOSQE_ASYNC;
     // Not the last part: the file goes on from the WRITE's completion.
-    if (write_asked_ < remaining) return;
+    if (part < remaining) return;
     if (fsync || !user_fd) sqe->flags |= IOSQE_IO_LINK;
   }
   if (fsync) {
