@@ -1,14 +1,18 @@
 // The chart of a run: for each target a panel, in it one group of bars per trial and one bar per
 // driver, the bar's height its ratio of ops/s to the baseline (fs.readFileSync, or its loop)
-// measured in the same run. The ratio axis is logarithmic, so that 2× faster and 2× slower are
+// measured in the same run. A peer's bar (Bun, Deno, the C loop: --peers) has a dark outline. The ratio axis is logarithmic, so that 2× faster and 2× slower are
 // bars of the same length on either side of the 1× line. Plain SVG, no script: every browser
 // shows it, and each bar's <title> gives its figures on hover.
 'use strict';
 
+// Enough colours for a quick run with its peers (25 drivers with bars) to repeat one at most;
+// the outline tells a peer's bar from smartread's or Node's of the same colour.
 const PALETTE = [
   '#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7',
   '#9c755f', '#bab0ac', '#1f77b4', '#8c564b', '#17becf', '#bcbd22', '#7f7f7f', '#d62728',
+  '#393b79', '#637939', '#8c6d31', '#843c39', '#7b4173', '#5254a3', '#8ca252', '#bd9e39',
 ];
+const PEER_OUTLINE = { stroke: '#222', 'stroke-width': 1.5 };
 
 const BAR_WIDTH = 9;
 const GROUP_GAP = 14;
@@ -101,11 +105,13 @@ function panel(target, groups, colors, top, width) {
         'data-trial': group.trial,
         'data-driver': bar.name,
         'data-ratio': bar.ratio.toFixed(4),
+        'data-peer': bar.peer ?? null,
         x,
         y: Math.min(y(1), y(bar.ratio)).toFixed(1),
         width: BAR_WIDTH - 1,
         height: Math.max(Math.abs(y(bar.ratio) - y(1)), 1).toFixed(1),
         fill: colors.get(bar.name),
+        ...(bar.peer ? PEER_OUTLINE : {}),
       }, { markup: element('title', {}, barTooltip(group.trial, bar)) }));
       x += BAR_WIDTH;
     }
@@ -124,7 +130,9 @@ function svgChart(document) {
   const panels = document.targets.map((target) => ({ target, groups: targetGroups(target) }));
   // One colour per driver, in the run's driver order, for the drivers that have a bar.
   const charted = new Set(panels.flatMap((p) => p.groups.flatMap((g) => g.bars.map((b) => b.name))));
-  const driverNames = document.drivers.map((d) => d.name).filter((name) => charted.has(name));
+  // A name can stand for two drivers (one per shape): listed once.
+  const driverNames = [...new Set(document.drivers.map((d) => d.name))].filter((name) => charted.has(name));
+  const peerNames = new Set(document.drivers.filter((d) => d.peer).map((d) => d.name));
   const colors = new Map(driverNames.map((name, i) => [name, PALETTE[i % PALETTE.length]]));
 
   const panelWidth = (groups) => groups.reduce((w, g) => w + g.bars.length * BAR_WIDTH + GROUP_GAP, GROUP_GAP);
@@ -138,13 +146,13 @@ function svgChart(document) {
     text({ x: LEFT, y: 22, 'font-size': 16, 'font-weight': 700 }, `smartread bench, ${document.startedAt}`),
     text({ x: LEFT, y: 38, 'font-size': 11, fill: '#555' }, `${m.cpu}, ${m.cores} cores, ${m.kernel}, node ${m.node}`),
     text({ x: LEFT, y: 52, 'font-size': 11, fill: '#555' },
-      'bars: ops/s ÷ fs.readFileSync\'s (its loop for many files) in the same run; above the line is faster'),
+      'bars: ops/s ÷ fs.readFileSync\'s (its loop for many files) in the same run; above the line is faster; outlined: a peer (Bun, Deno, C)'),
   ];
   driverNames.forEach((name, i) => {
     const lx = LEFT + (i % perRow) * LEGEND_ITEM;
     const ly = headerHeight + Math.floor(i / perRow) * LEGEND_ROW;
     body.push(element('g', { class: 'legend-item' }, {
-      markup: element('rect', { x: lx, y: ly, width: 12, height: 12, fill: colors.get(name) })
+      markup: element('rect', { x: lx, y: ly, width: 12, height: 12, fill: colors.get(name), ...(peerNames.has(name) ? PEER_OUTLINE : {}) })
         + text({ x: lx + 17, y: ly + 10, 'font-size': 12 }, name),
     }));
   });

@@ -18,22 +18,9 @@
 const fs = require('node:fs');
 const { promisify } = require('node:util');
 const { smartread, smartreadLoaded, uringUsable } = require('./smartread');
+const { IN_FLIGHT, readAllInFlight } = require('./in_flight');
 
 const readFileCallback = promisify(fs.readFile);
-
-/** Reads every path with `inFlight` calls of `readOne` in flight; results in input order. */
-async function readAllInFlight(paths, inFlight, readOne) {
-  const results = new Array(paths.length);
-  let next = 0;
-  const lane = async () => {
-    while (next < paths.length) {
-      const i = next++;
-      results[i] = await readOne(paths[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(inFlight, paths.length) }, lane));
-  return results;
-}
 
 /** The same with fs.readFile's callbacks, as a callback program does it: no promise per file. */
 function readAllWithCallbacks(paths, inFlight) {
@@ -61,8 +48,6 @@ function readAllWithCallbacks(paths, inFlight) {
     for (let k = 0; k < Math.min(inFlight, paths.length); k++) start();
   });
 }
-
-const IN_FLIGHT = 64;
 
 // A driver that returns a mapping unmaps the one it returned before: by then the bench has
 // consumed it, and that munmap is part of what mapping costs.

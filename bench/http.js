@@ -1,54 +1,121 @@
 #!/usr/bin/env node
-// `npm run bench:http`: the example static server (examples/static-server.ts) on smartread and
-// the same server on fs.promises.readFile, loaded one after the other over loopback with the
-// same requests, for a small-file mix and for large files. Each server runs in a child process
-// of its own, the load in this one, placed by the scheduler (pinning the load to one core of
-// two left autocannon short of CPU and capped both servers alike): autocannon for the small files;
-// for the large files a plain keep-alive node:http client, because autocannon's parser takes
-// bodies at only ~30 MB/s here and would measure itself. Runs are bounded in time and in
-// requests; backends alternate in ABBA order; the result is the ratio of requests/s measured
-// in this run.
+// `npm run bench:http`: serveStatic (smartread/serve) on node:http and as a Fastify plugin
+// against the static servers people run: @fastify/static (Fastify), serve-static (Express) and
+// sirv (node:http), on the same deterministic site, each in a child process of its own, loaded
+// over loopback by this one. Four trials:
+//   small-file mix  300 text files of 0.5-30 KiB, GET in turn, autocannon with 32 connections;
+//   large files     8 MiB files, a plain keep-alive node:http client with 4 connections
+//                   (autocannon's parser takes bodies at only ~30 MB/s and would measure itself);
+//   conditional     a browser-shaped mix on the small files, autocannon: revalidations with the
+//                   ETag each server gave (304), some with a stale one (200), plain GETs, and
+//                   ranges with If-Range (206);
+//   rss             100 concurrent downloads of one 1 GiB file for the trial's seconds, the
+//                   server's RSS sampled every 50 ms (a figure to read, not a timing).
+// Peers run as their users run them in production: @fastify/static and serve-static with their
+// defaults, sirv with { dev: false, etag: true } (its default sends no ETag), all with
+// NODE_ENV=production. Servers alternate in order round by round (ABBA); every server's bytes
+// are checked before it is measured, and a run whose requests fail is an error. Results are
+// ratios to the best peer, measured in this run.
 //
-//   node bench/http.js [--seconds 5] [--rounds 2] [--connections 32] [--small 400] [--large 4]
-//                      [--large-size 8m] [--dir DIR] [--json FILE]
+//   node bench/http.js [--seconds 5] [--rounds 2] [--connections 32] [--small 300] [--large 4]
+//                      [--large-size 8m] [--rss-size 1g] [--rss-clients 100] [--dir DIR]
+//                      [--servers a,b] [--trials small,large,conditional,rss] [--json FILE]
+// A server alone: node bench/http.js --serve NAME --root DIR
 'use strict';
-const { spawn, execFileSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
-const autocannon = require('autocannon');
 
-const root = path.resolve(__dirname, '..');
+const SERVERS = ['smartread', 'smartread-fastify', 'fastify-static', 'serve-static', 'sirv'];
+const OURS = ['smartread', 'smartread-fastify'];
+const PEERS = ['fastify-static', 'serve-static', 'sirv'];
+const TRIALS = ['small', 'large', 'conditional', 'rss'];
+
 const { values: opts } = parseArgs({
   options: {
     seconds: { type: 'string', default: '5' },
     rounds: { type: 'string', default: '2' },
     connections: { type: 'string', default: '32' },
-    small: { type: 'string', default: '400' },
+    small: { type: 'string', default: '300' },
     large: { type: 'string', default: '4' },
     'large-size': { type: 'string', default: '8m' },
+    'rss-size': { type: 'string', default: '1g' },
+    'rss-clients': { type: 'string', default: '100' },
     dir: { type: 'string', default: os.tmpdir() },
+    servers: { type: 'string', default: SERVERS.join(',') },
+    trials: { type: 'string', default: TRIALS.join(',') },
     json: { type: 'string' },
+    serve: { type: 'string' },
+    root: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
 });
+
+// ---------------------------------------------------------------------------------------------
+// The servers, each started in a child process by `--serve NAME --root DIR`.
+
+async function serve(name, root) {
+  let server;
+  if (name === 'smartread') {
+    const { serveStatic } = require('smartread/serve');
+    server = http.createServer(serveStatic(root));
+  } else if (name === 'sirv') {
+    const sirv = require('sirv');
+    server = http.createServer(sirv(root, { dev: false, etag: true }));
+  } else if (name === 'serve-static') {
+    const express = require('express');
+    const serveStatic = require('serve-static');
+    const app = express();
+    app.use(serveStatic(root));
+    server = http.createServer(app);
+  } else if (name === 'smartread-fastify' || name === 'fastify-static') {
+    const app = require('fastify')();
+    if (name === 'fastify-static') app.register(require('@fastify/static'), { root });
+    else app.register(require('smartread/serve/fastify'), { root });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    return app.server;
+  } else {
+    throw new Error(`unknown server ${name}: one of ${SERVERS.join(', ')}`);
+  }
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
+if (opts.serve !== undefined) {
+  serve(opts.serve, path.resolve(opts.root)).then((server) => {
+    process.stdout.write(`listening on http://127.0.0.1:${server.address().port}\n`);
+    process.on('SIGTERM', () => process.exit(0));
+  }, (err) => {
+    process.stderr.write(`${opts.serve}: ${err.stack}\n`);
+    process.exit(1);
+  });
+  return;
+}
+
 if (opts.help) {
   const header = fs.readFileSync(__filename, 'utf8').split('\n').slice(1);
   process.stdout.write(header.slice(0, header.findIndex((l) => !l.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
   process.exit(0);
 }
+
+const autocannon = require('autocannon');
 const seconds = Number(opts.seconds);
 const rounds = Number(opts.rounds);
 const connections = Number(opts.connections);
-const sizeOf = (s) => Number(/^(\d+)([km]?)$/i.exec(s)[1]) * ({ k: 1024, m: 1 << 20 }[s.slice(-1).toLowerCase()] ?? 1);
+const sizeOf = (s) => Number(/^(\d+)([kmg]?)$/i.exec(s)[1]) * ({ k: 1024, m: 1 << 20, g: 1 << 30 }[s.slice(-1).toLowerCase()] ?? 1);
+const servers = opts.servers.split(',');
+const trials = opts.trials.split(',');
+for (const s of servers) if (!SERVERS.includes(s)) throw new Error(`--servers: unknown server ${s}`);
+for (const t of trials) if (!TRIALS.includes(t)) throw new Error(`--trials: unknown trial ${t}`);
 
-// Deterministic files: a seeded PRNG picks the sizes of the small mix (mostly 0.5-8 KiB, some
-// up to 64 KiB, like the assets of a web page) and fills every file: the small ones with
-// printable ASCII, as text assets are, the large ones with any bytes. (autocannon turns every
-// response body into a string; random bytes decode as UTF-8 at half the speed or less, and the
-// load generator, not the server, then set the pace: 100% of a core at ~2-3k requests/s.)
+// ---------------------------------------------------------------------------------------------
+// The site: deterministic files. The small ones are printable ASCII, as text assets are (and
+// because autocannon turns every body into a string: random bytes decode at half the speed and
+// the load generator, not the server, would set the pace); the large ones any bytes.
+
 function prng(seed) {
   let x = seed >>> 0;
   return () => {
@@ -69,30 +136,46 @@ function makeSite(dir) {
   fs.rmSync(dir, { recursive: true, force: true });
   const small = [];
   for (let i = 0; i < Number(opts.small); i++) {
-    const size = rand() < 0.85 ? 512 + Math.floor(rand() * 7680) : 8192 + Math.floor(rand() * 57344);
+    // Mostly 0.5-8 KiB, some up to 30 KiB, as the assets of a web page.
+    const size = rand() < 0.85 ? 512 + Math.floor(rand() * 7680) : 8192 + Math.floor(rand() * 22528);
     const rel = `assets/${i % 16}/file-${i}.${['js', 'css', 'html', 'json', 'svg'][i % 5]}`;
     fs.mkdirSync(path.join(dir, path.dirname(rel)), { recursive: true });
     fs.writeFileSync(path.join(dir, rel), fill(size, true));
     small.push(rel);
   }
   const large = [];
+  fs.mkdirSync(path.join(dir, 'media'), { recursive: true });
   for (let i = 0; i < Number(opts.large); i++) {
     const rel = `media/large-${i}.bin`;
-    fs.mkdirSync(path.join(dir, 'media'), { recursive: true });
     fs.writeFileSync(path.join(dir, rel), fill(sizeOf(opts['large-size'])));
     large.push(rel);
   }
-  return { small, large };
+  let huge = null;
+  if (trials.includes('rss')) {
+    // One block repeated: the bytes matter less here than the size.
+    huge = 'media/huge.bin';
+    const block = fill(8 << 20);
+    const fd = fs.openSync(path.join(dir, huge), 'w');
+    for (let off = 0; off < sizeOf(opts['rss-size']); off += block.length) {
+      fs.writeSync(fd, block, 0, Math.min(block.length, sizeOf(opts['rss-size']) - off), off);
+    }
+    fs.closeSync(fd);
+  }
+  return { small, large, huge };
 }
 
-function startServer(backend, site) {
-  const child = spawn(process.execPath, [path.join(root, 'build/examples/static-server.js'), '--root', site, '--backend', backend], {
+// ---------------------------------------------------------------------------------------------
+// Child processes
+
+function startServer(name, site) {
+  const child = spawn(process.execPath, [__filename, '--serve', name, '--root', site], {
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, NODE_ENV: 'production' },
   });
   return new Promise((resolve, reject) => {
     let out = '';
     child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`the ${backend} server exited (${code}) before listening`)));
+    child.once('exit', (code) => reject(new Error(`the ${name} server exited (${code}) before listening`)));
     child.stdout.on('data', (chunk) => {
       out += chunk;
       const m = /listening on (http:\/\/\S+)/.exec(out);
@@ -112,36 +195,83 @@ function stopServer(child) {
   });
 }
 
-// Every file of the set, fetched once from the server, must be the file's bytes.
+function rssOf(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks and loads
+
+// Every file of the set, fetched once from the server, must be the file's bytes; returns the
+// ETag each file was served with.
 async function checkServes(url, site, files) {
+  const etags = new Map();
   for (const rel of files) {
     const res = await fetch(`${url}/${rel}`);
     const body = Buffer.from(await res.arrayBuffer());
     if (res.status !== 200 || !body.equals(fs.readFileSync(path.join(site, rel)))) {
       throw new Error(`${url}/${rel}: status ${res.status}, ${body.length} bytes that differ from the file`);
     }
+    etags.set(rel, res.headers.get('etag'));
+  }
+  return etags;
+}
+
+// The browser-shaped mix: per 20 requests, 14 revalidations with the server's own ETag (304),
+// 2 with a stale one (200), 2 plain GETs (200) and 2 ranges of the first KiB with If-Range
+// (206). Every server must answer these with those statuses, or it would be doing other work.
+function conditionalRequest(i, rel, etags) {
+  const etag = etags.get(rel);
+  const kind = i % 20;
+  if (kind < 14) return { headers: { 'if-none-match': etag }, expect: 304 };
+  if (kind < 16) return { headers: { 'if-none-match': '"stale-0"' }, expect: 200 };
+  if (kind < 18) return { headers: {}, expect: 200 };
+  return { headers: { range: 'bytes=0-1023', 'if-range': etag }, expect: 206 };
+}
+
+// Sent with node:http, as autocannon sends them: fetch() adds `Cache-Control: no-cache` to a
+// conditional request, which send (and so @fastify/static and serve-static) answers with 200.
+async function checkConditional(url, files, etags) {
+  const { hostname, port } = new URL(url);
+  for (let i = 0; i < 40; i++) {
+    const rel = files[i % files.length];
+    const { headers, expect } = conditionalRequest(i, rel, etags);
+    const status = await new Promise((resolve, reject) => {
+      http.get({ hostname, port, path: `/${rel}`, headers, agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      }).on('error', reject);
+    });
+    if (status !== expect) throw new Error(`${url}/${rel} with ${JSON.stringify(headers)}: ${status}, expected ${expect}`);
   }
 }
 
 // Bounds on every run, whichever comes first: `seconds`, and this many requests.
 const MAX_REQUESTS = 2_000_000;
 
-// { requestsPerSec, latencyMs: { p50, p99, max }, bytesPerSec, requests, failures }
-function loadSmall(url, files) {
-  let next = 0;
+// { requestsPerSec, latencyMs: { p50, p99, max }, bytesPerSec, requests, failures }. The
+// requests are a fixed list that every connection goes through in turn (autocannon builds each
+// one's bytes once: a request made per call would cost the load generator more than a server).
+function loadAutocannon(url, files, headersFor) {
+  const requests = [];
+  for (let i = 0; i < Math.max(files.length, headersFor ? 20 * files.length : 0); i++) {
+    const rel = files[i % files.length];
+    requests.push({ method: 'GET', path: `/${rel}`, headers: headersFor ? headersFor(i, rel) : {} });
+  }
   return new Promise((resolve, reject) => {
     autocannon({
       url,
       connections,
       duration: seconds,
       maxOverallRequests: MAX_REQUESTS,
-      requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/${files[next++ % files.length]}` }) }],
+      requests,
     }, (err, res) => (err ? reject(err) : resolve({
       requestsPerSec: res.requests.total / res.duration,
       latencyMs: { p50: res.latency.p50, p99: res.latency.p99, max: res.latency.max },
       bytesPerSec: res.throughput.total / res.duration,
       requests: res.requests.total,
-      failures: res.errors + res.timeouts + res.non2xx,
+      failures: res.errors + res.timeouts + res['4xx'] + res['5xx'],
     })));
   });
 }
@@ -188,28 +318,83 @@ function loadLarge(url, files, clients) {
   });
 }
 
+// `clients` downloads of one file at once, for `seconds`, each on a connection of its own, the
+// server's RSS sampled meanwhile; then every download is abandoned (the server must stop
+// reading them). Figures in bytes.
+async function loadRss(url, rel, clients, pid) {
+  const { hostname, port } = new URL(url);
+  const rssIdle = rssOf(pid);
+  let rssMax = rssIdle;
+  let bytes = 0;
+  let failures = 0;
+  let finished = 0;
+  const requests = [];
+  const sampler = setInterval(() => { rssMax = Math.max(rssMax, rssOf(pid)); }, 50);
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < clients; i++) {
+    const req = http.get({ hostname, port, path: `/${rel}`, agent: false }, (res) => {
+      if (res.statusCode !== 200) failures++;
+      res.on('data', (chunk) => { bytes += chunk.length; });
+      res.on('end', () => { finished++; });
+      res.on('error', () => {});
+    });
+    req.on('error', () => {});
+    requests.push(req);
+  }
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
+  clearInterval(sampler);
+  rssMax = Math.max(rssMax, rssOf(pid));
+  for (const req of requests) req.destroy();
+  return {
+    requestsPerSec: finished / elapsed,
+    latencyMs: { p50: 0, p99: 0, max: 0 },
+    bytesPerSec: bytes / elapsed,
+    requests: finished,
+    failures,
+    rss: { idle: rssIdle, max: rssMax, growth: rssMax - rssIdle },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
 async function main() {
-  execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.examples.json')], { stdio: 'inherit' });
   const site = path.join(opts.dir, 'smartread-http-bench');
   const sets = makeSite(site);
-  const trials = [
-    ['small-file mix', sets.small, (url, files) => loadSmall(url, files)],
-    ['large files', sets.large, (url, files) => loadLarge(url, files, Math.min(connections, 4))],
-  ];
-  const report = { when: new Date().toISOString(), node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model,
-    kernel: os.release(), options: opts, trials: [] };
-  for (const [trial, files, load] of trials) {
-    const runs = { smartread: [], fs: [] };
+  const trialDefs = {
+    small: { label: 'small-file mix', files: sets.small, load: (url) => loadAutocannon(url, sets.small) },
+    large: { label: 'large files', files: sets.large, load: (url) => loadLarge(url, sets.large, Math.min(connections, 4)) },
+    conditional: {
+      label: 'conditional mix',
+      files: sets.small,
+      prepare: async (url, etags) => checkConditional(url, sets.small, etags),
+      load: (url, etags) => loadAutocannon(url, sets.small, (i, rel) => conditionalRequest(i, rel, etags).headers),
+    },
+    rss: { label: `rss, ${opts['rss-clients']} × ${opts['rss-size']}`, files: [], load: (url, _etags, pid) => loadRss(url, sets.huge, Number(opts['rss-clients']), pid) },
+  };
+  const report = {
+    when: new Date().toISOString(), node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model,
+    kernel: os.release(), options: opts,
+    versions: Object.fromEntries(['fastify', '@fastify/static', 'express', 'serve-static', 'sirv', 'autocannon']
+      .map((p) => [p, require(`${p}/package.json`).version])),
+    trials: [],
+  };
+  for (const trial of trials) {
+    const def = trialDefs[trial];
+    const runs = Object.fromEntries(servers.map((s) => [s, []]));
     for (let r = 0; r < rounds; r++) {
-      const order = r % 2 === 0 ? ['fs', 'smartread'] : ['smartread', 'fs'];
-      for (const backend of order) {
-        const { url, child } = await startServer(backend, site);
+      const order = r % 2 === 0 ? servers : [...servers].reverse();
+      for (const name of order) {
+        const { url, child } = await startServer(name, site);
         try {
-          await checkServes(url, site, files.slice(0, 50));
-          const res = await load(url, files);
-          if (res.failures) throw new Error(`${backend}: ${res.failures} requests failed`);
-          runs[backend].push(res);
-          process.stdout.write(`  ${trial}, round ${r + 1}, ${backend}: ${Math.round(res.requestsPerSec)} req/s, p99 ${res.latencyMs.p99.toFixed(1)} ms\n`);
+          const etags = await checkServes(url, site, def.files.slice(0, trial === 'small' || trial === 'large' ? 50 : def.files.length));
+          if (def.prepare) await def.prepare(url, etags);
+          const res = await def.load(url, etags, child.pid);
+          if (res.failures) throw new Error(`${name}: ${res.failures} requests failed in the ${def.label} trial`);
+          runs[name].push(res);
+          const rss = res.rss ? `, RSS ${(res.rss.idle / 1e6).toFixed(0)} → ${(res.rss.max / 1e6).toFixed(0)} MB` : '';
+          process.stdout.write(`  ${def.label}, round ${r + 1}, ${name}: ${Math.round(res.requestsPerSec)} req/s, ` +
+            `${(res.bytesPerSec / 1e6).toFixed(0)} MB/s, p99 ${res.latencyMs.p99.toFixed(1)} ms${rss}\n`);
         } finally {
           await stopServer(child);
         }
@@ -217,25 +402,37 @@ async function main() {
     }
     const mean = (xs, f) => xs.reduce((a, x) => a + f(x), 0) / xs.length;
     const summary = {};
-    for (const backend of ['fs', 'smartread']) {
-      summary[backend] = {
-        requestsPerSec: mean(runs[backend], (x) => x.requestsPerSec),
-        p50: mean(runs[backend], (x) => x.latencyMs.p50),
-        p99: mean(runs[backend], (x) => x.latencyMs.p99),
-        mbPerSec: mean(runs[backend], (x) => x.bytesPerSec) / 1e6,
+    for (const name of servers) {
+      summary[name] = {
+        requestsPerSec: mean(runs[name], (x) => x.requestsPerSec),
+        mbPerSec: mean(runs[name], (x) => x.bytesPerSec) / 1e6,
+        p50: mean(runs[name], (x) => x.latencyMs.p50),
+        p99: mean(runs[name], (x) => x.latencyMs.p99),
       };
+      if (trial === 'rss') {
+        summary[name].rssIdleMB = mean(runs[name], (x) => x.rss.idle) / 1e6;
+        summary[name].rssMaxMB = Math.max(...runs[name].map((x) => x.rss.max)) / 1e6;
+      }
     }
-    const ratio = summary.smartread.requestsPerSec / summary.fs.requestsPerSec;
-    report.trials.push({ trial, files: files.length, runs, summary, ratio });
+    // The measure a trial is judged by: MB/s for the large files, requests/s otherwise.
+    const figure = (name) => (trial === 'large' || trial === 'rss' ? summary[name].mbPerSec : summary[name].requestsPerSec);
+    const peers = servers.filter((s) => PEERS.includes(s));
+    const bestPeer = peers.length > 0 ? peers.reduce((a, b) => (figure(b) > figure(a) ? b : a)) : null;
+    for (const name of servers) summary[name].vsBestPeer = bestPeer ? figure(name) / figure(bestPeer) : null;
+    report.trials.push({ trial, label: def.label, files: def.files.length, runs, summary, bestPeer });
   }
-  process.stdout.write(`\nstatic server: small files ${connections} connections (autocannon), large files ${Math.min(connections, 4)} (node:http); ` +
-    `${seconds} s × ${rounds} rounds per backend; ${process.version}, ${os.cpus().length} cores\n`);
-  process.stdout.write('trial            server      req/s    MB/s   p50 ms   p99 ms   vs fs\n');
+
+  process.stdout.write(`\nstatic servers: autocannon ${connections} connections (small, conditional), node:http client 4 (large); ` +
+    `${seconds} s × ${rounds} rounds per server; ${process.version}, ${os.cpus().length} cores\n`);
+  process.stdout.write('trial                    server              req/s    MB/s   p50 ms   p99 ms  vs best peer\n');
   for (const t of report.trials) {
-    for (const backend of ['fs', 'smartread']) {
-      const s = t.summary[backend];
-      process.stdout.write(`${t.trial.padEnd(16)} ${backend.padEnd(9)} ${Math.round(s.requestsPerSec).toString().padStart(7)} ${s.mbPerSec.toFixed(0).padStart(7)} ` +
-        `${s.p50.toFixed(1).padStart(8)} ${s.p99.toFixed(1).padStart(8)}   ${backend === 'fs' ? '1.00×' : t.ratio.toFixed(2) + '×'}\n`);
+    for (const name of servers) {
+      const s = t.summary[name];
+      const mark = OURS.includes(name) ? '' : name === t.bestPeer ? ' (best peer)' : '';
+      const rss = t.trial === 'rss' ? `   RSS ${s.rssIdleMB.toFixed(0)} → ${s.rssMaxMB.toFixed(0)} MB` : '';
+      process.stdout.write(`${t.label.padEnd(24)} ${name.padEnd(18)} ${Math.round(s.requestsPerSec).toString().padStart(7)} ` +
+        `${s.mbPerSec.toFixed(0).padStart(7)} ${s.p50.toFixed(1).padStart(8)} ${s.p99.toFixed(1).padStart(8)}  ` +
+        `${s.vsBestPeer === null ? '' : s.vsBestPeer.toFixed(2) + '×'}${mark}${rss}\n`);
     }
   }
   if (opts.json) fs.writeFileSync(opts.json, JSON.stringify(report, null, 2));

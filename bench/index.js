@@ -7,7 +7,8 @@
 // the result.
 //
 //   node bench/index.js [--dir DIR]... [--quick | --full] [--sizes 4k,64k,1m] [--filter REGEX]
-//                       [--time MS] [--rounds N] [--files N] [--tree N] [--out DIR] [--json FILE]
+//                       [--time MS] [--rounds N] [--files N] [--tree N] [--corpus DIR] [--peers]
+//                       [--out DIR] [--json FILE]
 //
 // How one trial is measured, so that every driver runs under the same conditions:
 // - The trial creates its files, flushes them to disk and reads them once (warm cache), or,
@@ -40,6 +41,11 @@
 // - While an async driver's timed operations run, monitorEventLoopDelay watches the event loop
 //   (loop_stall.js): the longest stall and the worst p99 are the "loop max/p99 ms" column. A
 //   sync driver blocks the loop for each whole read, which its latencies already say.
+// - With --peers, Bun's and Deno's readers and a C loop are drivers too (peers.js). Each peer
+//   is a process of its own, which runs the same timing loop (timing.js) on its side and sends
+//   the samples back; its result is checked by a digest per file instead of the bytes. Its
+//   rounds take their place in the ABBA order like any other driver's, and for a cold trial the
+//   peer asks this process to evict the files before each operation.
 // - The samples of all rounds are pooled: median and p99 are of the pooled latencies, ops/s is
 //   1 / mean latency, files/s and MB/s follow from it, and "vs sync" is ops/s over the
 //   baseline's ("vs promises" over the reference's). The same ratio to the baseline per round
@@ -57,22 +63,19 @@ const MODES = {
   quick: { timeMs: 100, rounds: 4 },
   full: { timeMs: 250, rounds: 6 },
 };
-const MIN_SAMPLES = 8;
-const WARMUP_MS = 50;
-const WARMUP_ITERATIONS = 1;
-// A cold operation takes 0.1–0.3 s, and evicting 2,000 files 50–100 ms more: few of them,
-// but in every round.
-const COLD_OPERATIONS_PER_ROUND = 3;
-
 const { drivers } = require('./drivers');
 const { smartread } = require('./smartread');
-const { defaultSizes, parseSize, sizeLabel, trialsFor, DEFAULT_MANY_FILES, DEFAULT_TREE_FILES } = require('./trials');
+const {
+  defaultSizes, parseSize, sizeLabel, trialsFor, listCorpus, corpusTrials, corpusTrialNames, DEFAULT_MANY_FILES, DEFAULT_TREE_FILES, DEFAULT_CORPUS,
+} = require('./trials');
 const { defaultTargetDirs, describeTarget, deviceTargets } = require('./targets');
-const { LoopStallRecorder, poolLoopStalls, idleLoopStall, RESOLUTION_MS: LOOP_RESOLUTION_MS } = require('./loop_stall');
-const { ResourceRecorder, poolResources } = require('./resources');
+const { poolLoopStalls, idleLoopStall, RESOLUTION_MS: LOOP_RESOLUTION_MS } = require('./loop_stall');
+const { poolResources } = require('./resources');
 const report = require('./report');
-const { touchEveryPage, sumEveryWord } = require('./consume');
+const { timeOperations, runTiming, MIN_SAMPLES, WARMUP_MS, COLD_OPERATIONS_PER_ROUND } = require('./timing');
 const { svgChart } = require('./chart');
+const { preparePeers, cacheDir, writePathsFile, digestMismatch } = require('./peers');
+const { peerComparisons } = require('./comparisons');
 
 const DEFAULT_RESULTS_DIR = path.join(__dirname, 'results');
 
@@ -88,6 +91,11 @@ const usage = `usage: node bench/index.js [options]
   --files N        files of 4 KiB in the many-files trials (default ${DEFAULT_MANY_FILES})
   --tree N         files in the tree trials (default ${DEFAULT_TREE_FILES}); the tree is made once
                    per target, in DIR/smartread-bench-tree-v1-N, and reused by later runs
+  --corpus DIR     the real tree of the corpus trials, read where it lies, as a target of its
+                   own (default: the repository's node_modules, skipped where there is none)
+  --peers          also Bun's and Deno's readers and a C loop as drivers: bun and deno from
+                   the npm registry, installed on first use into ${cacheDir()}
+                   ($SMARTREAD_BENCH_CACHE), and the C loop compiled there with cc ($CC)
   --filter REGEX   only trials whose name matches, e.g. 'warm-(4k|1m)$' or 'tree'
   --time MS        time per driver per round, at least (cold trials run
                    ${COLD_OPERATIONS_PER_ROUND} operations per round instead)
@@ -106,7 +114,9 @@ By default, on every target, all in the page cache: warm-SIZE for each size (one
 warm-1m+consume (every byte of the result read too), warm-SIZE-64inflight for 4k and 64k (one
 file read 64 times at once; one at a time by the sync drivers), warm-2000x4k (2,000 files of
 4 KiB, read all in one operation) and warm-treeN (a node_modules-like tree: many files of
-0.1–8 KiB, some of 16–200 KiB, a few of 1–4 MiB, read all in one operation).`;
+0.1–8 KiB, some of 16–200 KiB, a few of 1–4 MiB, read all in one operation); and on the
+corpus, warm-corpus (every regular file of it, read all in one operation; cold-corpus too with
+--full or --devices).`;
 
 class UsageError extends Error {}
 
@@ -122,6 +132,8 @@ function parseOptions(argv) {
         full: { type: 'boolean' },
         files: { type: 'string' },
         tree: { type: 'string' },
+        corpus: { type: 'string' },
+        peers: { type: 'boolean' },
         filter: { type: 'string' },
         time: { type: 'string' },
         rounds: { type: 'string' },
@@ -159,6 +171,9 @@ function parseOptions(argv) {
   }
   if (values.quick && values.full) throw new UsageError('--quick and --full exclude each other');
   if (values['drop-caches'] && process.getuid() !== 0) throw new UsageError('--drop-caches writes /proc/sys/vm/drop_caches: run it as root');
+  // A corpus named on the command line must be there; the default may be missing (an installed
+  // copy of the package has no node_modules of its own), and its trials are then skipped.
+  if (values.corpus !== undefined && !isDirectory(values.corpus)) throw new UsageError(`--corpus ${values.corpus}: not a directory`);
   const mode = values.full ? 'full' : 'quick';
   return {
     help: Boolean(values.help),
@@ -171,11 +186,21 @@ function parseOptions(argv) {
     rounds: positive('rounds', values.rounds, MODES[mode].rounds, true),
     manyFiles: positive('files', values.files, DEFAULT_MANY_FILES, true),
     treeFiles: positive('tree', values.tree, DEFAULT_TREE_FILES, true),
+    corpus: values.corpus ?? DEFAULT_CORPUS,
+    peers: Boolean(values.peers),
     json: values.json ?? null,
     out: values.out ?? DEFAULT_RESULTS_DIR,
     devices: Boolean(values.devices),
     dropCaches: Boolean(values['drop-caches']),
   };
+}
+
+function isDirectory(dir) {
+  try {
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 // Scratch directories are removed however the run ends: finished, failed or interrupted.
@@ -216,12 +241,28 @@ function resultMismatch(expected, actual, paths) {
   return null;
 }
 
-/** A Map from driver to the error that disqualifies it in this trial. */
-async function verifyDrivers(trial, ctx, active, baseline) {
+/**
+ * A Map from driver to the error that disqualifies it in this trial. A peer's driver (one with a
+ * `remote`, peers.js) is first told the trial's paths, in a file written into `pathsDir`, and
+ * answers with a digest per file instead of the bytes.
+ */
+async function verifyDrivers(trial, ctx, active, baseline, pathsDir) {
   const errors = new Map();
-  const once = (driver) => {
+  let pathsFile = null;
+  const told = new Map();
+  // Each peer process is told once per trial, before its first driver reads.
+  const tell = (remote) => {
+    if (!told.has(remote)) {
+      pathsFile ??= writePathsFile(path.join(pathsDir, 'paths'), ctx.paths);
+      const evict = trial.beforeEach ? (checkAll) => trial.beforeEach(ctx, checkAll) : null;
+      told.set(remote, remote.setContext({ shape: trial.shape, consumeAll: Boolean(trial.consumeAll), pathsFile, evict }));
+    }
+    return told.get(remote);
+  };
+  const once = async (driver) => {
+    if (driver.remote) await tell(driver.remote);
     trial.beforeEach?.(ctx, false);
-    return trial.run(driver, ctx);
+    return driver.remote ? driver.remote.verify(driver.reader) : trial.run(driver, ctx);
   };
   let expected;
   try {
@@ -233,7 +274,8 @@ async function verifyDrivers(trial, ctx, active, baseline) {
     if (driver === baseline) continue;
     try {
       const result = await once(driver);
-      const mismatch = expected === undefined ? null : resultMismatch(expected, result, ctx.paths);
+      const mismatch = expected === undefined ? null
+        : driver.remote ? digestMismatch(expected, result, ctx.paths) : resultMismatch(expected, result, ctx.paths);
       if (mismatch) errors.set(driver, `wrong result: ${mismatch}`);
     } catch (err) {
       errors.set(driver, `threw: ${err.message}`);
@@ -243,71 +285,26 @@ async function verifyDrivers(trial, ctx, active, baseline) {
 }
 
 /**
- * One run of one driver: a tinybench task. Returns its latency samples in ms, its peak RSS and
- * page faults over the timed operations, and for an async driver what the event loop went
- * through meanwhile.
+ * One run of one driver: a tinybench task (timing.js). Returns its latency samples in ms, its
+ * peak RSS and page faults over the timed operations, and for an async driver what the event
+ * loop went through meanwhile.
  */
 async function timeDriver(trial, ctx, driver, options) {
+  const timing = runTiming({ cold: trial.cold, time: options.time, rounds: options.rounds });
+  // A peer runs the same loop in its own process (peer_runner.js, c_read_loop.c).
+  if (driver.remote) return driver.remote.time(driver.reader, timing, trial.cold);
   // tinybench is ESM only; import() loads it on every node 20, require() only from 20.19.
   const { Bench } = await import('tinybench');
-  const stalls = driver.async ? new LoopStallRecorder() : null;
-  const resources = new ResourceRecorder();
-  let operations = 0;
-  // A cold trial evicts its files on the JS thread before each operation: the loop is watched
-  // only while one runs. Otherwise it is watched for the whole timed run.
-  const perOperation = Boolean(trial.beforeEach);
-  const timing = trial.cold
-    ? { time: 0, iterations: COLD_OPERATIONS_PER_ROUND, warmup: false }
-    : {
-      time: options.time,
-      iterations: Math.ceil(MIN_SAMPLES / options.rounds),
-      warmupTime: Math.min(WARMUP_MS, options.time),
-      warmupIterations: WARMUP_ITERATIONS,
-    };
-  const bench = new Bench({
-    ...timing,
-    // The GC runs before the timed operations, after the warm-up's garbage.
-    setup: (task, mode) => {
-      if (mode !== 'run') return;
-      globalThis.gc();
-      operations = 0;
-      resources.start();
-      if (stalls && !perOperation) stalls.start();
-    },
-    teardown: async (task, mode) => {
-      if (mode !== 'run') return;
-      resources.stop(operations);
-      if (stalls && !perOperation) await stalls.stop();
-    },
-    throws: true,
+  return timeOperations({
+    Bench,
+    operation: () => trial.run(driver, ctx),
+    isAsync: Boolean(driver.async),
+    consumeAll: Boolean(trial.consumeAll),
+    timing,
+    beforeEach: trial.beforeEach ? (first) => trial.beforeEach(ctx, first) : null,
+    collectGarbage: globalThis.gc,
+    loopStall: driver.async ? {} : null,
   });
-  let firstOfRun = true;
-  const hooks = trial.beforeEach ? {
-    beforeEach(mode) {
-      trial.beforeEach(ctx, firstOfRun);
-      firstOfRun = false;
-      if (stalls && mode === 'run') stalls.start();
-    },
-    async afterEach(mode) {
-      if (stalls && mode === 'run') await stalls.stop();
-    },
-  } : {};
-  const consume = trial.consumeAll ? sumEveryWord : touchEveryPage;
-  bench.add(driver.name, driver.async
-    ? async () => {
-      operations++;
-      consume(await trial.run(driver, ctx));
-    }
-    : () => {
-      operations++;
-      consume(trial.run(driver, ctx));
-    }, hooks);
-  await bench.run();
-  return {
-    samples: bench.tasks[0].result.latency.samples,
-    resources: resources.result(),
-    loopStall: stalls ? stalls.result() : null,
-  };
 }
 
 async function runTrial(trial, ctx, candidates, options) {
@@ -320,7 +317,7 @@ async function runTrial(trial, ctx, candidates, options) {
       return skippedTrial(trial, `eviction does not work on this target: ${err.message}`);
     }
   }
-  const errors = await verifyDrivers(trial, ctx, active, baseline);
+  const errors = await verifyDrivers(trial, ctx, active, baseline, options.pathsDir);
   progress(errors.size === 0 ? ' every result matches\n' : '\n');
   for (const [driver, error] of errors) progress(`    ${driver.name}: ${error}\n`);
   const runs = new Map(active.map((d) => [d, []]));
@@ -346,7 +343,7 @@ async function runTrial(trial, ctx, candidates, options) {
 }
 
 function skippedTrial(trial, reason) {
-  return { name: trial.name, bytes: trial.bytes, files: trial.files, cold: Boolean(trial.cold), skipped: reason, drivers: [] };
+  return { name: trial.name, shape: trial.shape, bytes: trial.bytes, files: trial.files, cold: Boolean(trial.cold), skipped: reason, drivers: [] };
 }
 
 function summarizeTrial(trial, candidates, runs, errors) {
@@ -361,13 +358,20 @@ function summarizeTrial(trial, candidates, runs, errors) {
   const ratio = (a, b) => (b ? a.opsPerSec / b.opsPerSec : null);
   const base = figures(candidates.find((s) => s.driver.baseline)?.driver);
   const reference = figures(candidates.find((s) => s.driver.reference)?.driver);
-  return {
+  const summary = {
     name: trial.name,
+    shape: trial.shape,
     bytes: trial.bytes,
     files: trial.files,
     cold: Boolean(trial.cold),
     drivers: candidates.map(({ driver, available }) => {
-      const identity = { name: driver.name, baseline: Boolean(driver.baseline), reference: Boolean(driver.reference), async: Boolean(driver.async) };
+      const identity = {
+        name: driver.name,
+        baseline: Boolean(driver.baseline),
+        reference: Boolean(driver.reference),
+        async: Boolean(driver.async),
+        peer: driver.peer ?? null,
+      };
       if (available !== true) return { ...identity, skipped: available };
       if (errors.has(driver)) return { ...identity, error: errors.get(driver) };
       const { pooled } = figures(driver);
@@ -395,6 +399,8 @@ function summarizeTrial(trial, candidates, runs, errors) {
       };
     }),
   };
+  summary.comparisons = peerComparisons(summary);
+  return summary;
 }
 
 /**
@@ -406,8 +412,9 @@ function runsIn(driver, trial) {
 }
 
 async function runTarget(target, trials, driverStatus, options) {
-  const scratch = fs.mkdtempSync(path.join(target.realpath, 'smartread-bench-'));
-  scratchDirs.add(scratch);
+  // The corpus is read where it lies: nothing is written beside it.
+  const scratch = target.corpus ? null : fs.mkdtempSync(path.join(target.realpath, 'smartread-bench-'));
+  if (scratch) scratchDirs.add(scratch);
   const results = [];
   try {
     for (const trial of trials) {
@@ -430,10 +437,52 @@ async function runTarget(target, trials, driverStatus, options) {
       progress(`    (${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
     }
   } finally {
-    fs.rmSync(scratch, { recursive: true, force: true });
-    scratchDirs.delete(scratch);
+    if (scratch) {
+      fs.rmSync(scratch, { recursive: true, force: true });
+      scratchDirs.delete(scratch);
+    }
   }
   return results;
+}
+
+/**
+ * The corpus as a target of its own: { target: { ...describeTarget(dir), label, corpus: { files,
+ * bytes } }, trials, skipped }, with the corpus trials that --filter and the mode keep; null
+ * when they keep none. When the corpus cannot be listed (no such directory, no regular file in
+ * it), its trials are in `skipped`, each with the reason.
+ */
+function corpusTarget(options, cold) {
+  const keep = (name) => !options.filter || options.filter.test(name);
+  const names = corpusTrialNames({ cold }).filter(keep);
+  if (names.length === 0) return null;
+  const dir = options.corpus;
+  let list = null;
+  let why = null;
+  try {
+    list = listCorpus(dir);
+    if (list.paths.length === 0) why = `${dir} holds no regular file`;
+  } catch (err) {
+    why = `the corpus ${dir} cannot be listed: ${err.code === 'ENOENT' ? 'no such directory' : err.message}`;
+  }
+  if (why) {
+    return {
+      target: { ...unknownTarget(dir), label: 'corpus', corpus: { files: null, bytes: null } },
+      trials: [],
+      skipped: names.map((name) => skippedTrial({ name, shape: 'files', bytes: null, files: null, cold: name.startsWith('cold') }, why)),
+    };
+  }
+  return {
+    target: { ...describeTarget(dir), label: 'corpus', corpus: { files: list.paths.length, bytes: list.bytes } },
+    trials: corpusTrials(list, { cold, dropCaches: options.dropCaches, keep }),
+    skipped: [],
+  };
+}
+
+/** A target that is not there to be described. */
+function unknownTarget(dir) {
+  return {
+    dir, realpath: dir, fsType: 'unknown', mountPoint: null, source: null, device: null, label: null, emulated: false, readBps: null, readIops: null,
+  };
 }
 
 // How long the idle event loop is watched for the floor of the loop-stall figures: as long as
@@ -446,20 +495,17 @@ async function main(options) {
   const started = performance.now();
   const machine = report.machineInfo();
   removeScratchDirsOnExit();
+  const cold = options.full || options.devices;
   const trials = trialsFor(options.sizes, {
     full: options.full,
-    cold: options.full || options.devices,
+    cold,
     dropCaches: options.dropCaches,
     manyFiles: options.manyFiles,
     treeFiles: options.treeFiles,
   }).filter((t) => !options.filter || options.filter.test(t.name));
-  if (trials.length === 0) throw new UsageError(`no trial matches --sizes and --filter${options.full || options.devices ? '' : ' (cold trials need --full or --devices)'}`);
-  const driverStatus = drivers.filter((d) => options.full || !d.fullOnly).map((d) => ({ driver: d, available: d.available() }));
-  const skipped = driverStatus.filter((s) => s.available !== true && trials.some((t) => runsIn(s.driver, t)));
-  for (const shape of new Set(trials.map((t) => t.shape))) {
-    const baseline = driverStatus.find((s) => s.driver.shape === shape && s.driver.baseline);
-    if (baseline.available !== true) throw new Error(`the baseline driver ${baseline.driver.name} is not available: ${baseline.available}`);
-  }
+  const corpus = corpusTarget(options, cold);
+  const allTrials = [...trials, ...(corpus?.trials ?? [])];
+  if (allTrials.length === 0 && !corpus) throw new UsageError(`no trial matches --sizes and --filter${cold ? '' : ' (cold trials need --full or --devices)'}`);
   const targets = options.dirs.map((dir) => {
     try {
       return describeTarget(dir);
@@ -469,8 +515,39 @@ async function main(options) {
   });
   if (options.devices) targets.push(...deviceTargets(process.env[DEVICES_ENV]).map((d) => ({ ...describeTarget(d.dir), ...d })));
 
-  const activeCount = driverStatus.filter((s) => s.available === true && trials.some((t) => runsIn(s.driver, t))).length;
-  progress(`smartread bench: ${trials.length} trials × ${activeCount} drivers × ${targets.length} targets; `
+  let peers = null;
+  let pathsDir = null;
+  if (options.peers) {
+    progress(`peers: in ${cacheDir()}\n`);
+    peers = await preparePeers({ progress });
+    // Where each trial's paths are written for the peers to read.
+    pathsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'smartread-bench-peers-'));
+    scratchDirs.add(pathsDir);
+  }
+  try {
+    await runAll({ options: { ...options, pathsDir }, startedAt, started, machine, targets, trials, allTrials, corpus, peers });
+  } finally {
+    await peers?.close();
+  }
+}
+
+async function runAll({ options, startedAt, started, machine, targets, trials, allTrials, corpus, peers }) {
+  const driverStatus = [...drivers.filter((d) => options.full || !d.fullOnly), ...(peers?.drivers ?? [])]
+    .map((d) => ({ driver: d, available: d.available() }));
+  const skipped = driverStatus.filter((s) => s.available !== true && allTrials.some((t) => runsIn(s.driver, t)));
+  for (const shape of new Set(allTrials.map((t) => t.shape))) {
+    const baseline = driverStatus.find((s) => s.driver.shape === shape && s.driver.baseline);
+    if (baseline.available !== true) throw new Error(`the baseline driver ${baseline.driver.name} is not available: ${baseline.available}`);
+  }
+  // The per-target trials run on every target (none when --filter keeps only the corpus's).
+  const runs = [
+    ...(trials.length > 0 ? targets.map((target) => ({ target, trials, skipped: [] })) : []),
+    ...(corpus ? [corpus] : []),
+  ];
+
+  const activeCount = driverStatus.filter((s) => s.available === true && allTrials.some((t) => runsIn(s.driver, t))).length;
+  progress(`smartread bench: ${trials.length} trials × ${activeCount} drivers × ${targets.length} targets`
+    + `${corpus ? `, ${corpus.trials.length + corpus.skipped.length} on the corpus ${corpus.target.dir}` : ''}; `
     + `${options.rounds} rounds per trial of ≥${options.time} ms per driver, ≥${MIN_SAMPLES} operations per driver over all rounds`
     + `${options.full ? `; cold trials ${COLD_OPERATIONS_PER_ROUND} operations per round` : ''}\n`);
   for (const s of skipped) progress(`skipped driver ${s.driver.name}: ${s.available}\n`);
@@ -479,9 +556,10 @@ async function main(options) {
   const loopFloor = await idleLoopStall(Math.min(options.full ? IDLE_LOOP_MS_FULL : IDLE_LOOP_MS, 20 * options.time));
   progress(`${report.describeLoopFloor(loopFloor)}\n`);
   const targetResults = [];
-  for (const [i, target] of targets.entries()) {
-    progress(`[${i + 1}/${targets.length}] ${report.targetHeading(target)}\n`);
-    targetResults.push({ ...target, trials: await runTarget(target, trials, driverStatus, options) });
+  for (const [i, { target, trials: targetTrials, skipped: skippedTrials }] of runs.entries()) {
+    progress(`[${i + 1}/${runs.length}] ${report.targetHeading(target)}\n`);
+    for (const s of skippedTrials) progress(`  ${s.name}: skipped: ${s.skipped}\n`);
+    targetResults.push({ ...target, trials: [...skippedTrials, ...await runTarget(target, targetTrials, driverStatus, options)] });
   }
 
   const engine = smartread ? smartread.engineInfo() : null;
@@ -490,11 +568,14 @@ async function main(options) {
   for (const t of targetResults) {
     console.log(`\n${report.targetHeading(t)}`);
     console.log(report.targetTable(t));
+    const comparisons = report.comparisonTables(t);
+    if (comparisons) console.log(`\n${comparisons}`);
   }
   console.log('');
   for (const s of skipped) console.log(`skipped: ${s.driver.name}: ${s.available}`);
   console.log(`loop:     ${report.describeLoopFloor(loopFloor)}`);
   console.log(`engine:   ${report.describeEngine(engine)}`);
+  console.log(`peers:    ${report.describePeers(peers?.info ?? null)}`);
   console.log(`machine:  ${report.describeMachine(machine)}`);
   console.log(`run time: ${report.formatDuration(durationMs)}`);
 
@@ -510,6 +591,8 @@ async function main(options) {
       sizes: options.sizes.map(sizeLabel),
       manyFiles: options.manyFiles,
       treeFiles: options.treeFiles,
+      corpus: options.corpus,
+      peers: options.peers,
       full: options.full,
       filter: options.filter ? options.filter.source : null,
       timeMs: options.time,
@@ -521,6 +604,7 @@ async function main(options) {
     },
     machine,
     engine,
+    peers: peers?.info ?? null,
     loopFloor,
     drivers: driverStatus.map((s) => ({
       name: s.driver.name,
@@ -528,6 +612,7 @@ async function main(options) {
       async: Boolean(s.driver.async),
       baseline: Boolean(s.driver.baseline),
       reference: Boolean(s.driver.reference),
+      peer: s.driver.peer ?? null,
       available: s.available,
     })),
     targets: targetResults,

@@ -2,6 +2,7 @@
 'use strict';
 const fs = require('node:fs');
 const os = require('node:os');
+const { COMPARISONS, comparisonLabel } = require('./comparisons');
 
 // Linear interpolation between closest ranks (numpy's default).
 function quantile(sorted, q) {
@@ -158,20 +159,79 @@ function targetTable(targetResult) {
   return formatTable(tableColumns, targetRows(targetResult));
 }
 
+// 'Bun fs.promises.readFile ×64' → 'fs.promises.readFile': which of a peer's readers was best.
+const readerOf = (driverName) => driverName.replace(/^(Bun|Deno) /, '').replace(/ (×\d+|loop)$/, '');
+
+/**
+ * The comparisons of a target's trials (comparisons.js) as grids, one per shape: a row per
+ * comparison that some trial has, a column per trial, the ratio in each cell; after the first
+ * row against a "best", a row saying which reader that was. [{ columns, rows }].
+ */
+function comparisonGrids(targetResult) {
+  const grids = [];
+  const trials = targetResult.trials.filter((t) => t.comparisons?.length > 0);
+  for (const shape of [...new Set(trials.map((t) => t.shape))]) {
+    const columns = trials.filter((t) => t.shape === shape);
+    const rows = [];
+    const named = new Set();
+    for (const c of COMPARISONS.filter((x) => x.shape === shape)) {
+      const label = comparisonLabel(c);
+      const cells = columns.map((t) => t.comparisons.find((x) => x.label === label) ?? null);
+      if (cells.every((x) => x === null)) continue;
+      rows.push([label, ...cells.map((x) => (x ? formatRatio(x.ratio) : '—'))]);
+      if (/best/.test(c.against) && !named.has(c.against)) {
+        named.add(c.against);
+        rows.push([`  ${c.against}: which`, ...cells.map((x) => (x ? readerOf(x.best) : '—'))]);
+      }
+    }
+    grids.push({
+      columns: [{ title: `comparison (${shape === 'file' ? 'one file' : 'many files'})`, align: 'left' }, ...columns.map((t) => ({ title: t.name, align: 'right' }))],
+      rows,
+    });
+  }
+  return grids;
+}
+
+const COMPARISONS_HEADING = 'Comparisons: the first reader\'s ops/s ÷ the second\'s, in the same trial of this run, all rounds pooled; '
+  + '"best": the one of those readers with the most ops/s there, named on the row below';
+
+/** The comparisons of a target as aligned text, or '' when it has none. */
+function comparisonTables(targetResult) {
+  const grids = comparisonGrids(targetResult);
+  if (grids.length === 0) return '';
+  return [COMPARISONS_HEADING, ...grids.map((g) => formatTable(g.columns, g.rows))].join('\n\n');
+}
+
 const escapeMarkdownCell = (text) => text.replace(/\|/g, '\\|');
+
+function markdownTable(columns, rows) {
+  const line = (cells) => `| ${cells.map(escapeMarkdownCell).join(' | ')} |`;
+  return [
+    line(columns.map((c) => c.title)),
+    `|${columns.map((c) => (c.align === 'right' ? '---:' : ':---')).join('|')}|`,
+    ...rows.map(line),
+  ].join('\n');
+}
 
 /** The same table in Markdown. */
 function targetMarkdownTable(targetResult) {
-  const line = (cells) => `| ${cells.map(escapeMarkdownCell).join(' | ')} |`;
-  return [
-    line(tableColumns.map((c) => c.title)),
-    `|${tableColumns.map((c) => (c.align === 'right' ? '---:' : ':---')).join('|')}|`,
-    ...targetRows(targetResult).map(line),
-  ].join('\n');
+  return markdownTable(tableColumns, targetRows(targetResult));
+}
+
+/** The comparisons of a target in Markdown, or '' when it has none. */
+function comparisonMarkdownTables(targetResult) {
+  const grids = comparisonGrids(targetResult);
+  if (grids.length === 0) return '';
+  return [COMPARISONS_HEADING, ...grids.map((g) => markdownTable(g.columns, g.rows))].join('\n\n');
 }
 
 function targetHeading(target) {
   const label = target.label ? `${target.label}${target.emulated ? ' (emulated)' : ''}: ` : '';
+  if (target.corpus) {
+    const size = target.corpus.files === null ? '' : ` (${target.corpus.files.toLocaleString('en-US')} files, ${formatNumber(target.corpus.bytes / MB)} MB, read where they lie)`;
+    const mount = target.mountPoint ? ` (${target.source} on ${target.mountPoint})` : '';
+    return `${label}${target.dir}${size}: ${target.fsType}${mount}${target.device ? `, ${describeDevice(target.device)}` : ''}`;
+  }
   const mount = target.mountPoint ? ` (${target.source} on ${target.mountPoint})` : '';
   const real = target.realpath === target.dir ? '' : ` → ${target.realpath}`;
   const device = target.device ? `, ${describeDevice(target.device)}` : '';
@@ -215,6 +275,17 @@ function describeEngine(info) {
   return `pure JS (${info.reason ?? 'no reason given'})`;
 }
 
+/** The peers of a --peers run (peers.js preparePeers' info), as one line. */
+function describePeers(info) {
+  if (!info) return 'none (--peers adds Bun, Deno and a C loop)';
+  const each = info.runtimes.map((r) => {
+    if (r.available !== true) return `${r.name} skipped (${r.available})`;
+    if (r.name === 'C') return `C read loop built by ${r.compilerVersion} ${r.flags}`;
+    return `${r.name} ${r.version} (npm ${r.pinned})`;
+  });
+  return `${each.join(', ')}; installed in ${info.cacheDir}, ready in ${formatNumber(info.setupMs / 1000)} s`;
+}
+
 function describeMachine(m) {
   return `${m.cpu}, ${m.cores} cores, ${m.kernel}, node ${m.node}, transparent hugepages: ${m.transparentHugepages}, 1-min load before the run ${m.loadAverage1m}`;
 }
@@ -236,6 +307,7 @@ function markdownReport(document, chartFile) {
     `- run time: ${formatDuration(document.durationMs)}`,
     `- machine: ${document.machine.hostname}: ${describeMachine(document.machine)}`,
     `- engine: ${describeEngine(document.engine)}`,
+    `- peers: ${describePeers(document.peers)}`,
     ...(document.loopFloor ? [`- loop: ${describeLoopFloor(document.loopFloor)}`] : []),
     '',
     legend(o.loopResolutionMs).split('\n').map((l) => (l.startsWith('  ') ? `  ${l.trim()}` : `- ${l}`)).join('\n'),
@@ -248,6 +320,8 @@ function markdownReport(document, chartFile) {
   if (chartFile) lines.push(`![ops/s ÷ fs.readFileSync's, per trial and target](${chartFile})`, '');
   for (const target of document.targets) {
     lines.push(`## ${targetHeading(target)}`, '', targetMarkdownTable(target), '');
+    const comparisons = comparisonMarkdownTables(target);
+    if (comparisons) lines.push(comparisons, '');
   }
   return lines.join('\n');
 }
@@ -261,6 +335,9 @@ module.exports = {
   legend,
   targetTable,
   targetMarkdownTable,
+  comparisonTables,
+  comparisonGrids,
+  describePeers,
   targetHeading,
   machineInfo,
   describeEngine,

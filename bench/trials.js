@@ -349,6 +349,70 @@ function tree(count, { cold = false, consumeAll = false, dropCaches = false } = 
   };
 }
 
+// ---------------------------------------------------------------------------------------------
+// The corpus: a real tree that nobody here wrote (the repository's node_modules unless --corpus
+// names another), read where it lies, so that its files keep the sizes, names, depth and place
+// on the disk that whoever installed them gave them. It is a target of its own (index.js), not
+// copied into each target directory: a copy would be files this bench wrote, laid out afresh.
+
+const DEFAULT_CORPUS = path.join(__dirname, '..', 'node_modules');
+
+const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * Every regular file under `dir`, depth first in name order (symbolic links are not followed,
+ * and nothing but regular files is read): { paths, bytes }. Throws when dir cannot be listed.
+ */
+function listCorpus(dir) {
+  const paths = [];
+  let bytes = 0;
+  const walk = (current) => {
+    for (const name of fs.readdirSync(current).sort(byName)) {
+      const full = path.join(current, name);
+      const stat = fs.lstatSync(full);
+      if (stat.isDirectory()) {
+        walk(full);
+      } else if (stat.isFile()) {
+        paths.push(full);
+        bytes += stat.size;
+      }
+    }
+  };
+  walk(dir);
+  return { paths, bytes };
+}
+
+/** The corpus `list` (listCorpus) read whole in one operation; warm, or evicted before every operation. */
+function corpus(list, { cold = false, dropCaches = false } = {}) {
+  return {
+    name: `${stateName(cold)}-corpus`,
+    shape: 'files',
+    bytes: list.bytes,
+    files: list.paths.length,
+    cold,
+    consumeAll: false,
+    unavailable: cold ? coldUnavailable(list.paths.length, list.bytes) : runsOnAnyTarget,
+    setup() {
+      if (!cold) warmUp(list.paths);
+      return { paths: list.paths, evictions: 0 };
+    },
+    beforeEach: cold ? evictor(dropCaches) : undefined,
+    run: (driver, ctx) => driver.read(ctx.paths),
+    // The corpus is not ours to delete.
+    teardown() {},
+  };
+}
+
+/** The names of the corpus trials: warm-corpus, and cold-corpus with `cold`. */
+function corpusTrialNames({ cold = false } = {}) {
+  return ['warm-corpus', ...(cold ? ['cold-corpus'] : [])];
+}
+
+/** The corpus trials of `list` (listCorpus) whose names `keep` accepts. */
+function corpusTrials(list, { cold = false, dropCaches = false, keep = () => true } = {}) {
+  return [corpus(list), ...(cold ? [corpus(list, { cold: true, dropCaches })] : [])].filter((t) => keep(t.name));
+}
+
 // Random reads: RANDOM_READS reads of 4 KiB at page-aligned offsets spread over one large file,
 // RANDOM_IN_FLIGHT at a time, in one operation (a database or an index lookup pattern).
 const RANDOM_READ_SIZE = 4 * KiB;
@@ -425,4 +489,17 @@ function trialsFor(sizes, {
   return trials;
 }
 
-module.exports = { defaultSizes, parseSize, sizeLabel, trialsFor, treeSpec, treeDir, DEFAULT_MANY_FILES, DEFAULT_TREE_FILES };
+module.exports = {
+  defaultSizes,
+  parseSize,
+  sizeLabel,
+  trialsFor,
+  treeSpec,
+  treeDir,
+  listCorpus,
+  corpusTrials,
+  corpusTrialNames,
+  DEFAULT_MANY_FILES,
+  DEFAULT_TREE_FILES,
+  DEFAULT_CORPUS,
+};

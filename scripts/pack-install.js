@@ -155,8 +155,8 @@ check('the smartread command: --help, explain, explain --json, bench --help, cal
   const profileFile = path.join(work, 'profile.json');
   run('npx', ['--no-install', 'smartread', 'calibrate', '--quick', '--out', profileFile, calibrateDir], { cwd: app, env: bareEnv });
   const profile = JSON.parse(fs.readFileSync(profileFile, 'utf8'));
-  if (profile.version !== 1 || !Number.isInteger(profile.tuning?.fastPathMax)) throw new Error(JSON.stringify(profile));
-  return `explain: ${json.strategy}; calibrate: fastPathMax ${profile.tuning.fastPathMax}`;
+  if (profile.version !== 1 || !Number.isInteger(profile.tuning?.copyRateMBps)) throw new Error(JSON.stringify(profile));
+  return `explain: ${json.strategy}; calibrate: copyRateMBps ${profile.tuning.copyRateMBps}`;
 });
 
 // The same package where no prebuild fits: the tarball without prebuilds/.

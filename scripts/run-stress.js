@@ -4,6 +4,8 @@
 //    by hand: SMARTREAD_STRESS_READS=1000000 npm run test:stress), 256 in flight, every byte
 //    checked, RSS and descriptors flat after the warm-up;
 //  - test/stress/endless-devices.test.js: /dev/zero read to the real 4 GiB limit on each engine;
+//  - test/stress/block-pool-memory.test.js: 1,000 reads of 128 MiB, RSS bounded by the block
+//    pool, which then drains;
 //  - test/uring-lifecycle.test.js's worker terminations, 200 in a row instead of 50 (io_uring).
 // (npm test runs the races and random aborts 1,000 times each; SMARTREAD_TEST_RACE_ROUNDS and
 // SMARTREAD_TEST_ABORTS raise that: 3,000 each took about 2 minutes here.)
@@ -16,6 +18,7 @@ const root = path.resolve(__dirname, '..');
 const native = { SMARTREAD_REQUIRE_NATIVE: '1', SMARTREAD_FORCE_JS: '' };
 const runs = [
   { name: 'soak and endless devices', args: ['--expose-gc', '--test', 'test/stress/soak.test.js', 'test/stress/endless-devices.test.js'], env: native },
+  { name: 'block pool memory', args: ['--expose-gc', '--test', 'test/stress/block-pool-memory.test.js'], env: native },
   {
     name: '200 worker terminations',
     args: ['--test', '--test-name-pattern', "strategy 'uring': 200 workers terminated", 'test/uring-lifecycle.test.js'],

@@ -1,6 +1,8 @@
-// The benchmark suite at tiny sizes: one run of `bench/index.js` on a disk and a tmpfs
-// directory writes a JSON report holding every expected trial and driver with its figures (or
-// the reason it was skipped), a Markdown report with the same tables, and an SVG chart that is
+// The benchmark suite at tiny sizes: one run of `bench/index.js --peers` on a disk and a tmpfs
+// directory, and on a small corpus, writes a JSON report holding every expected trial and driver
+// with its figures (or the reason it was skipped), Bun's, Deno's and the C loop's among them
+// (verified and timed in their own processes, cold trials included), with the comparisons
+// against them worked out, a Markdown report with the same tables, and an SVG chart that is
 // well-formed XML with one bar per driver ratio of the JSON. And the eviction check of the cold
 // trials: a cold round starts with every file out of the page cache, and the check fails where
 // pages cannot be dropped. And the tree trial's files: the same on every run, made once and
@@ -12,9 +14,11 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { engineInfo, pageCacheResidency } = require('smartread');
 const {
-  checkNoFdLeak, useTempDirs, makeTempDir, runToEnd, strategyUnavailableReason, setUpAsyncEngines,
+  checkNoFdLeak, useTempDirs, makeTempDir, runToEnd, strategyUnavailableReason, setUpAsyncEngines, writePattern,
 } = require('./helpers');
 const { trialsFor, treeSpec, treeDir } = require('../bench/trials');
+const { PEER_RUNTIMES } = require('../bench/peers');
+const { targetHeading } = require('../bench/report');
 
 setUpAsyncEngines();
 checkNoFdLeak({ spawnsChildren: true });
@@ -28,25 +32,45 @@ const TREE = 10;
 // What the run below must report: its trials, and for each shape and cache state the drivers,
 // in the bench's order. readMany auto ×256 is not among them: the trials have fewer files.
 const TRIALS = ['warm-4k', 'warm-4k+consume', `warm-${FILES}x4k`, `warm-tree${TREE}`, 'cold-4k', `cold-${FILES}x4k`];
+const CORPUS_TRIALS = ['warm-corpus', 'cold-corpus'];
+const PEER_DRIVERS = {
+  'warm file': ['Bun readFileSync', 'Bun fs.promises.readFile', 'Bun.file().bytes()', 'Deno.readFileSync', 'Deno.readFile', 'C read'],
+  'cold file': ['Bun fs.promises.readFile', 'Bun.file().bytes()', 'Deno.readFile', 'C read'],
+  'warm files': ['Bun readFileSync loop', 'Bun fs.promises.readFile ×64', 'Bun.file().bytes() ×64', 'Deno.readFileSync loop',
+    'Deno.readFile ×64', 'C read loop'],
+  'cold files': ['Bun fs.promises.readFile ×64', 'Bun.file().bytes() ×64', 'Deno.readFile ×64', 'C read loop'],
+};
 const DRIVERS = {
   'warm file': ['fs.readFileSync', 'smartReadSync', 'fs.promises.readFile', 'fs.readFile (callback)', 'smartRead auto',
     'smartRead auto, metrics counting', 'smartRead auto, metrics off',
-    'smartRead uring', 'smartRead threadpool', 'mapFile', 'smartRead mmap'],
-  'cold file': ['fs.readFileSync', 'fs.promises.readFile', 'smartRead auto', 'smartRead uring', 'smartRead threadpool'],
+    'smartRead uring', 'smartRead threadpool', 'mapFile', 'smartRead mmap', ...PEER_DRIVERS['warm file']],
+  'cold file': ['fs.readFileSync', 'fs.promises.readFile', 'smartRead auto', 'smartRead uring', 'smartRead threadpool',
+    ...PEER_DRIVERS['cold file']],
   'warm files': ['fs.readFileSync loop', 'smartReadSync loop', 'fs.promises.readFile ×64', 'fs.readFile ×64 (callback)',
-    'smartRead auto ×64', 'readMany auto ×64', 'readMany uring ×64', 'readMany threadpool ×64'],
+    'smartRead auto ×64', 'readMany auto ×64', 'readMany uring ×64', 'readMany threadpool ×64', ...PEER_DRIVERS['warm files']],
   'cold files': ['fs.readFileSync loop', 'fs.promises.readFile ×64', 'readMany auto ×64', 'readMany uring ×64',
-    'readMany threadpool ×64'],
+    'readMany threadpool ×64', ...PEER_DRIVERS['cold files']],
 };
 const BASELINES = new Set(['fs.readFileSync', 'fs.readFileSync loop']);
 const REFERENCES = new Set(['fs.promises.readFile', 'fs.promises.readFile ×64']);
-const ASYNC = /promises|callback|smartRead |readMany/;
+const ASYNC = /promises|callback|smartRead |readMany|Bun\.file|Deno\.readFile($| )/;
+
+/** Which peer a driver is of, by its name, or null for Node's and smartread's. */
+const peerOf = (name) => /^(Bun|Deno)[ .]|^(C) /.exec(name)?.slice(1).find(Boolean) ?? null;
 
 const expectedDrivers = (trial) => DRIVERS[`${trial.cold ? 'cold' : 'warm'} ${trial.files === 1 ? 'file' : 'files'}`];
 
+// The corpus: a few files in a small tree, with a link that is not read.
+const CORPUS_FILES = { 'a/empty': 0, 'b/c/deep.js': 300, 'b/readme.md': 1500, 'top.json': 5000 };
+
+/** Why a peer's drivers may be skipped in this run (its runtime could not be set up), or null. */
+let peerSkips = new Map();
+
 /** Why a driver may be skipped in this process, or null when it must run. */
 function allowedSkip(name) {
-  return /uring/.test(name) ? uringReason : null;
+  if (/uring/.test(name)) return uringReason;
+  const peer = peerOf(name);
+  return peer ? peerSkips.get(peer) ?? null : null;
 }
 
 /**
@@ -94,26 +118,39 @@ const unescapeXml = (s) => s.replace(/&(amp|lt|gt|quot|apos);/g, (_, e) => ({ am
 
 describe('a bench run at tiny sizes', () => {
   let outDir;
+  let corpusDir;
   let run;
   let reports;
   before(async () => {
     outDir = makeTempDir(tempDirs.disk, 'results-');
-    const filter = `^(${TRIALS.map((t) => t.replace(/\+/g, '\\+')).join('|')})$`;
+    corpusDir = makeTempDir(tempDirs.disk, 'corpus-');
+    for (const [file, size] of Object.entries(CORPUS_FILES)) {
+      fs.mkdirSync(path.dirname(path.join(corpusDir, file)), { recursive: true });
+      writePattern(path.join(corpusDir, file), size);
+    }
+    fs.symlinkSync(path.join(corpusDir, 'top.json'), path.join(corpusDir, 'b', 'link.json'));
+    const filter = `^(${[...TRIALS, ...CORPUS_TRIALS].map((t) => t.replace(/\+/g, '\\+')).join('|')})$`;
+    // --peers installs Bun and Deno into the bench's cache on first use (a few seconds), then
+    // reuses them.
     run = await runToEnd(process.execPath, [
-      'bench/index.js', '--full', '--dir', tempDirs.disk, ...(tempDirs.tmpfs ? ['--dir', tempDirs.tmpfs] : []),
-      '--sizes', '4k', '--files', String(FILES), '--tree', String(TREE), '--time', '1', '--rounds', '1',
+      'bench/index.js', '--full', '--peers', '--dir', tempDirs.disk, ...(tempDirs.tmpfs ? ['--dir', tempDirs.tmpfs] : []),
+      '--sizes', '4k', '--files', String(FILES), '--tree', String(TREE), '--corpus', corpusDir, '--time', '1', '--rounds', '1',
       '--filter', filter, '--out', outDir,
-    ], { timeoutMs: 60000 });
+    ], { timeoutMs: 120000 });
     const files = fs.readdirSync(outDir).sort();
     reports = { files };
     for (const [kind, ext] of [['json', '.json'], ['markdown', '.md'], ['svg', '.svg']]) {
       const file = files.find((f) => f.endsWith(ext));
       if (file) reports[kind] = { name: file, text: fs.readFileSync(path.join(outDir, file), 'utf8') };
     }
+    if (reports.json) {
+      peerSkips = new Map((JSON.parse(reports.json.text).peers?.runtimes ?? [])
+        .filter((r) => r.available !== true).map((r) => [r.name, r.available]));
+    }
   });
 
   test('exits with 0 and writes DATE-HOST.json, .md and .svg into --out', () => {
-    assert.equal(run.timedOut, false, 'the run finished within 60 s');
+    assert.equal(run.timedOut, false, 'the run finished within 120 s');
     assert.equal(run.code, 0, `exit code; stderr:\n${run.stderr.slice(-3000)}`);
     assert.equal(reports.files.length, 3, `files: ${reports.files.join(', ')}`);
     const bases = new Set(reports.files.map((f) => f.replace(/\.(json|md|svg)$/, '')));
@@ -131,12 +168,12 @@ describe('a bench run at tiny sizes', () => {
     assert.equal(doc.loopFloor.durationMs, 20);
     assert.ok(doc.loopFloor.stretches === 1 && doc.loopFloor.intervals > 0 && doc.loopFloor.maxMs >= doc.loopFloor.p99Ms, JSON.stringify(doc.loopFloor));
     assert.match(run.stdout, /loop: +an idle event loop, watched for 0.02 s before the trials, stalled up to/);
-    assert.deepEqual(doc.targets.map((t) => t.dir), [tempDirs.disk, ...(tempDirs.tmpfs ? [tempDirs.tmpfs] : [])]);
+    assert.deepEqual(doc.targets.map((t) => t.dir), [tempDirs.disk, ...(tempDirs.tmpfs ? [tempDirs.tmpfs] : []), corpusDir]);
     for (const target of doc.targets) {
       const onTmpfs = target.dir === tempDirs.tmpfs;
       assert.equal(target.fsType === 'tmpfs', onTmpfs, `${target.dir}: fsType ${target.fsType}`);
       assert.ok(target.device && target.device.kind, `${target.dir}: device described`);
-      assert.deepEqual(target.trials.map((t) => t.name), TRIALS, `${target.dir}: trials`);
+      assert.deepEqual(target.trials.map((t) => t.name), target.dir === corpusDir ? CORPUS_TRIALS : TRIALS, `${target.dir}: trials`);
       for (const trial of target.trials) {
         const where = `${target.dir} ${trial.name}`;
         if (trial.cold && (onTmpfs || !native)) {
@@ -155,6 +192,7 @@ describe('a bench run at tiny sizes', () => {
           }
           assert.equal(d.baseline, BASELINES.has(d.name), `${what}: baseline`);
           assert.equal(d.reference, REFERENCES.has(d.name), `${what}: reference`);
+          assert.equal(d.peer, peerOf(d.name), `${what}: peer`);
           assert.ok(d.samples >= 1 && d.medianUs > 0 && d.p99Us >= d.medianUs && d.meanUs > 0, `${what}: latencies`);
           assert.ok(Math.abs(d.opsPerSec - 1e6 / d.meanUs) < 1e-6 * d.opsPerSec, `${what}: ops/s is 1 / mean`);
           assert.ok(Math.abs(d.mbPerSec - (trial.bytes * d.opsPerSec) / 1e6) < 1e-6 * d.mbPerSec, `${what}: MB/s`);
@@ -187,17 +225,104 @@ describe('a bench run at tiny sizes', () => {
     assert.equal(sections.length, doc.targets.length, 'a section per target');
     doc.targets.forEach((target, i) => {
       const section = sections[i];
-      assert.ok(section.startsWith(target.dir), `section ${i} is ${target.dir}`);
+      assert.ok(section.startsWith(`${targetHeading(target)}\n`), `section ${i} is ${target.dir}`);
       assert.match(section, /^\| trial \| driver \| median µs \| p99 µs \| ops\/s \| MB\/s \| vs sync \| vs promises \|/m);
-      const rows = section.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| trial '));
+      const [table, comparisons = ''] = section.split(/^Comparisons: /m);
+      const rows = table.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| trial '));
       const expectedRows = target.trials.reduce((n, t) => n + (t.skipped ? 1 : t.drivers.length), 0);
       assert.equal(rows.length, expectedRows, `${target.dir}: rows`);
       for (const trial of target.trials.filter((t) => !t.skipped)) {
         for (const d of trial.drivers.filter((x) => x.ratio !== undefined)) {
           assert.ok(rows.some((r) => r.includes(`| ${d.name} |`) && r.includes(`${d.ratio.toFixed(2)}×`)), `${target.dir} ${trial.name}: a row for ${d.name}`);
         }
+        // Each comparison: a row named by it, a column for the trial, the ratio in it.
+        const comparisonRows = comparisons.split('\n').filter((l) => l.startsWith('| '));
+        for (const c of trial.comparisons) {
+          const header = comparisonRows.find((r) => r.startsWith(`| comparison (${trial.shape === 'file' ? 'one file' : 'many files'})`) && r.includes(`| ${trial.name} |`));
+          assert.ok(header, `${target.dir} ${trial.name}: a column in the comparisons`);
+          const column = header.split(' | ').findIndex((cell) => cell.replace(/ \|$/, '') === trial.name);
+          const row = comparisonRows.find((r) => r.startsWith(`| ${c.label} |`) && r.split(' | ')[column]?.startsWith(`${c.ratio.toFixed(2)}×`));
+          assert.ok(row, `${target.dir} ${trial.name}: ${c.label} ${c.ratio.toFixed(2)}×`);
+        }
       }
     });
+  });
+
+  test('the corpus is a target of its own, read in place: its files and bytes counted, links left out, nothing written there', () => {
+    const doc = JSON.parse(reports.json.text);
+    const target = doc.targets.find((t) => t.dir === corpusDir);
+    const bytes = Object.values(CORPUS_FILES).reduce((a, b) => a + b, 0);
+    assert.equal(target.label, 'corpus');
+    assert.deepEqual(target.corpus, { files: 4, bytes });
+    for (const trial of target.trials.filter((t) => !t.skipped)) {
+      assert.equal(trial.files, 4, trial.name);
+      assert.equal(trial.bytes, bytes, trial.name);
+    }
+    assert.deepEqual(fs.readdirSync(corpusDir).sort(), ['a', 'b', 'top.json']);
+    assert.match(run.stdout, new RegExp(`corpus: ${corpusDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(4 files, `));
+  });
+
+  test('Bun, Deno and the C loop ran as drivers, in their own processes, cold trials included; their versions are in the report', (t) => {
+    const doc = JSON.parse(reports.json.text);
+    assert.equal(doc.options.peers, true);
+    assert.deepEqual(doc.peers.runtimes.map((r) => r.name), ['Bun', 'Deno', 'C']);
+    assert.ok(path.isAbsolute(doc.peers.cacheDir) && doc.peers.setupMs > 0, JSON.stringify(doc.peers));
+    assert.match(run.stdout, /^peers: +/m);
+    const skips = [];
+    for (const runtime of doc.peers.runtimes) {
+      if (runtime.available !== true) {
+        assert.match(run.stdout, new RegExp(`${runtime.name} skipped \\(`));
+        skips.push(`${runtime.name}: ${runtime.available}`);
+        continue;
+      }
+      const pinned = PEER_RUNTIMES.find((r) => r.name === runtime.name);
+      if (pinned) {
+        assert.equal(runtime.version, pinned.version, `${runtime.name}'s version`);
+        assert.match(run.stdout, new RegExp(`${runtime.name} ${pinned.version.replace(/\./g, '\\.')} \\(npm `));
+      } else {
+        assert.match(runtime.compilerVersion, /\S/, 'the C compiler named');
+      }
+      // Measured in every trial that has its drivers, the cold ones on disk too.
+      const measured = doc.targets.flatMap((target) => target.trials.filter((tr) => !tr.skipped)
+        .filter((tr) => tr.drivers.some((d) => d.peer === runtime.name && d.medianUs > 0)).map((tr) => `${target.dir} ${tr.name}`));
+      const expected = doc.targets.flatMap((target) => target.trials.filter((tr) => !tr.skipped)
+        .filter((tr) => PEER_DRIVERS[`${tr.cold ? 'cold' : 'warm'} ${tr.files === 1 ? 'file' : 'files'}`].some((n) => peerOf(n) === runtime.name))
+        .map((tr) => `${target.dir} ${tr.name}`));
+      assert.deepEqual(measured, expected, `${runtime.name}: the trials it was measured in`);
+      if (native) assert.ok(measured.some((m) => m.includes('cold-')), `${runtime.name}: a cold trial`);
+    }
+    if (skips.length > 0) t.skip(`not set up here: ${skips.join('; ')}`);
+  });
+
+  test('every trial has its comparisons with the peers worked out: the ratio to the best of the readers named', () => {
+    const doc = JSON.parse(reports.json.text);
+    const byName = (trial, name) => trial.drivers.find((d) => d.name === name && d.medianUs > 0);
+    let checked = 0;
+    for (const target of doc.targets) {
+      for (const trial of target.trials.filter((t) => !t.skipped)) {
+        for (const c of trial.comparisons) {
+          const subject = byName(trial, c.subject);
+          const best = byName(trial, c.best);
+          assert.ok(subject && best, `${trial.name} ${c.label}: both measured`);
+          assert.ok(Math.abs(c.ratio - subject.opsPerSec / best.opsPerSec) < 1e-9, `${trial.name} ${c.label}: the ratio`);
+          assert.equal(c.rounds.length, 1, `${trial.name} ${c.label}: per round`);
+          checked++;
+        }
+        // The best of Bun's async readers is the one with the most ops/s.
+        const bunAsync = trial.comparisons.find((c) => c.label === 'smartRead auto ÷ Bun best async');
+        if (bunAsync) {
+          const candidates = ['Bun fs.promises.readFile', 'Bun.file().bytes()'].map((n) => byName(trial, n)).filter(Boolean);
+          assert.equal(bunAsync.best, candidates.reduce((a, b) => (b.opsPerSec > a.opsPerSec ? b : a)).name);
+        }
+        const expectedLabels = [];
+        if (byName(trial, 'smartReadSync') && byName(trial, 'Bun readFileSync')) expectedLabels.push('smartReadSync ÷ Bun readFileSync');
+        if (byName(trial, 'readMany auto ×64') && byName(trial, 'smartReadSync loop')) expectedLabels.push('readMany auto ×64 ÷ smartReadSync loop');
+        if (byName(trial, 'readMany auto ×64') && byName(trial, 'C read loop')) expectedLabels.push('readMany auto ×64 ÷ C read loop');
+        for (const label of expectedLabels) assert.ok(trial.comparisons.some((c) => c.label === label), `${target.dir} ${trial.name}: ${label}`);
+      }
+    }
+    assert.ok(checked > 0, 'some comparisons');
+    assert.match(run.stdout, /^Comparisons: /m);
   });
 
   test('the SVG chart is well-formed XML with one bar per driver ratio and a legend entry per charted driver', () => {
@@ -221,6 +346,12 @@ describe('a bench run at tiny sizes', () => {
     assert.ok(bars.every((b) => b.height >= 1), 'every bar is visible');
     const legend = [...svg.matchAll(/<g class="legend-item">.*?<text[^>]*>([^<]*)<\/text><\/g>/g)].map((m) => unescapeXml(m[1]));
     assert.deepEqual(legend.sort(), [...new Set(expected.map((b) => b.driver))].sort());
+    // A peer's bar is outlined and says whose it is.
+    for (const [tag] of svg.matchAll(/<rect class="bar"[^>]*>/g)) {
+      const peer = peerOf(attribute(tag, 'data-driver'));
+      assert.equal(/ data-peer="/.test(tag) ? attribute(tag, 'data-peer') : null, peer, tag);
+      assert.equal(/ stroke="/.test(tag), peer !== null, tag);
+    }
   });
 });
 

@@ -6,7 +6,7 @@ const assert = require('node:assert/strict');
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { smartRead, smartReadSync, readMany, createReader, engineInfo } = require('smartread');
+const { smartRead, smartReadSync, readMany, createReader, engineInfo, tuning, setTuning } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, writePattern, assertSameBytes, errorFacts, thrownBy, rejectionOf,
   skipUnlessAvailable, openFds, waitForExit, runToEnd, STRATEGIES,
@@ -228,7 +228,10 @@ test('createReader: one open root for many reads; close() ends it once reads are
   assert.equal((await rejectionOf(() => reader.smartRead('../secret.txt'))).code, 'ERR_SMARTREAD_OUTSIDE_ROOT');
   // Closing with reads in flight: they finish, and the root's descriptor goes with the last.
   // A read past the fast path's limit goes to an engine and is under way until the loop turns.
+  const before = tuning();
+  setTuning({ fastPathBudgetUs: 1 });
   const inFlight = reader.smartRead('sub/b.bin');
+  setTuning(before);
   reader.close();
   assert.equal(rootFds(), 1, 'the reads in flight still hold the root');
   // ...but the reader starts nothing new, even before they end.
@@ -298,7 +301,7 @@ test('reader.statSync: metadata beneath the root, by the same rules as the reads
     for (const [p, file] of [...inside, ['sub', null], ['.', null]]) {
       const expected = fs.statSync(file ? tree.files[file] : path.join(tree.root, p));
       const st = reader.statSync(p);
-      for (const key of ['mode', 'size', 'ino', 'dev', 'mtimeMs']) assert.equal(st[key], expected[key], `${p} ${key}`);
+      for (const key of ['mode', 'size', 'ino', 'dev', 'mtimeMs', 'ctimeMs']) assert.equal(st[key], expected[key], `${p} ${key}`);
       assert.equal(st.isFile(), expected.isFile(), p);
       assert.equal(st.isDirectory(), expected.isDirectory(), p);
     }

@@ -9,7 +9,7 @@ const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { explain, smartRead, engineInfo, pageCacheResidency, tuning } = require('smartread');
+const { explain, smartRead, engineInfo, pageCacheResidency, tuning, setTuning } = require('smartread');
 const { describeBlockDevice } = require('../dist/device.js');
 const {
   checkNoFdLeak, useTempDirs, makeTempDir, writePattern, assertSameBytes, errorFacts, thrownBy,
@@ -69,27 +69,42 @@ test('a file on tmpfs: filesystem tmpfs, no block device, its st_dev', (t) => {
   assert.equal(device.block, undefined);
 });
 
-test('tmpfs: always in memory, so a file up to its own limit always takes the fast path (without RWF_NOWAIT, which tmpfs refuses)', async (t) => {
+// The fast path's limit with a budget of `us` µs at 8,192 MB/s (tests set small ones).
+function withFastPathLimit(us, body) {
+  const before = tuning();
+  setTuning({ fastPathBudgetUs: us, copyRateMBps: 8192 });
+  const restore = () => setTuning(before);
+  try {
+    const result = body(us * 8192);
+    if (result instanceof Promise) return result.finally(restore);
+    restore();
+    return result;
+  } catch (err) {
+    restore();
+    throw err;
+  }
+}
+
+test('tmpfs: always in memory, so a file up to the limit always takes the fast path (without RWF_NOWAIT, which tmpfs refuses)', async (t) => {
   if (tempDirs.tmpfs === undefined) {
     t.skip('/dev/shm is not a tmpfs here');
     return;
   }
-  // tmpfs has a limit of its own, above that of the disk.
-  const limit = tuning().fastPathMaxInMemory;
-  assert.ok(limit > tuning().fastPathMax);
-  for (const size of [1, 4 * KiB, 100 * KiB, tuning().fastPathMax + 1, limit, limit + 1]) {
-    const file = writePattern(path.join(tempDirs.tmpfs, `always-${size}`), size);
-    const { strategy, reason } = explain(file);
-    if (!native) assert.equal(strategy, 'js');
-    else if (size <= limit) {
-      assert.equal(strategy, 'fast-path', `${size} bytes: ${reason}`);
-      assert.match(reason, new RegExp(`always in memory on tmpfs, and ${size} bytes ≤ ${limit}`));
-    } else {
-      assert.equal(strategy, nextRung === 'uring' ? 'uring-chunked' : nextRung, `${size} bytes: ${reason}`);
-      assert.match(reason, new RegExp(`${size} bytes > the fast path's ${limit}`));
+  await withFastPathLimit(16, async (limit) => {
+    for (const size of [1, 4 * KiB, 100 * KiB, limit, limit + 1]) {
+      const file = writePattern(path.join(tempDirs.tmpfs, `always-${size}`), size);
+      const { strategy, reason } = explain(file);
+      if (!native) assert.equal(strategy, 'js');
+      else if (size <= limit) {
+        assert.equal(strategy, 'fast-path', `${size} bytes: ${reason}`);
+        assert.match(reason, new RegExp(`always in memory on tmpfs, and ${size} bytes ≤ ${limit} \\(a copy of 16 µs at 8192 MB/s\\)`));
+      } else {
+        assert.equal(strategy, nextRung === 'uring' ? 'uring-chunked' : nextRung, `${size} bytes: ${reason}`);
+        assert.match(reason, new RegExp(`${size} bytes > the fast path's ${limit}`));
+      }
+      assertSameBytes(await smartRead(file), fs.readFileSync(file), `${size} bytes on tmpfs`);
     }
-    assertSameBytes(await smartRead(file), fs.readFileSync(file), `${size} bytes on tmpfs`);
-  }
+  });
 });
 
 test('a file on the disk temp dir: the filesystem mountinfo names, the block device sysfs names', (t) => {
@@ -126,7 +141,7 @@ test('a cached small file takes the fast path; the fast path reads the same byte
     assert.match(reason, /native addon is not in use/);
   } else {
     assert.equal(strategy, 'fast-path');
-    assert.match(reason, /4096 bytes ≤ 262144/);
+    assert.match(reason, new RegExp(`4096 bytes ≤ ${tuning().fastPathBudgetUs * tuning().copyRateMBps}`));
   }
   assertSameBytes(await smartRead(file), fs.readFileSync(file));
 });
@@ -156,20 +171,22 @@ test('a file evicted from the page cache misses the fast path and goes to the ne
   t.skip(`the fast path's own readahead brought the evicted file back before it looked, ${tries} times in a row`);
 });
 
-test("files over the fast path's limit: one io_uring READ up to 2 MiB, chunks beyond", () => {
+test("cached files over the fast path's limit: opened at once, read in chunks on io_uring's workers", () => withFastPathLimit(32, (limit) => {
   const medium = writePattern(path.join(tempDirs.disk, 'medium'), 1 * MiB);
   const large = writePattern(path.join(tempDirs.disk, 'large'), 8 * MiB);
   fs.readFileSync(medium);
   fs.readFileSync(large);
   const m = explain(medium);
   const l = explain(large);
-  assert.equal(m.strategy, nextRung);
-  assert.equal(l.strategy, nextRung === 'uring' ? 'uring-chunked' : nextRung);
+  const expected = nextRung === 'uring' ? 'uring-chunked' : nextRung;
+  assert.equal(m.strategy, expected);
+  assert.equal(l.strategy, expected);
   if (native) {
-    assert.match(m.reason, /1048576 bytes > the fast path's 262144/);
-    assert.match(l.reason, /8388608 bytes > the fast path's 262144/);
+    assert.match(m.reason, new RegExp(`1048576 bytes > the fast path's ${limit}`));
+    assert.match(l.reason, new RegExp(`8388608 bytes > the fast path's ${limit}`));
   }
-});
+  if (nextRung === 'uring') assert.match(l.reason, /opened at once on the calling thread \(openat2 RESOLVE_CACHED\), then io_uring reads it in \d+-byte chunks/);
+}));
 
 test('a forced strategy is explained as that engine', () => {
   const file = writePattern(path.join(tempDirs.disk, 'forced'), 100);
@@ -253,7 +270,8 @@ test('with io_uring turned off, auto explains the thread pool and why; a forced 
     return;
   }
   const file = writePattern(path.join(tempDirs.disk, 'no-uring'), 1 * MiB);
-  const script = `const { explain } = require('smartread');
+  const script = `const { explain, setTuning } = require('smartread');
+    setTuning({ fastPathBudgetUs: 1 });
     const auto = explain(${JSON.stringify(file)});
     let forced; try { explain(${JSON.stringify(file)}, { strategy: 'uring' }); } catch (e) { forced = e.code; }
     console.log(JSON.stringify({ auto, forced }));`;

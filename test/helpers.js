@@ -276,6 +276,17 @@ function stdoutLines(child) {
   };
 }
 
+/**
+ * Makes `dir` a place where `require('smartread')`, `import ... from 'smartread'` and
+ * `--import smartread/register` find this package, as they would in an application that
+ * installed it: `dir/node_modules/smartread` is a symbolic link to the package root.
+ */
+function linkPackage(dir) {
+  fs.mkdirSync(path.join(dir, 'node_modules'), { recursive: true });
+  fs.symlinkSync(path.resolve(__dirname, '..'), path.join(dir, 'node_modules', 'smartread'), 'dir');
+  return dir;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Asynchronous calls: bounded waits, so that a hang fails the test instead of stalling the run
 
@@ -320,11 +331,11 @@ async function rejectionOf(fn, what = 'call') {
 /**
  * Runs a command to its end with piped output and kills it (SIGKILL) after `timeoutMs`:
  * resolves with { code, signal, stdout, stderr, timedOut }. Node children run in the package
- * root, where require('smartread') finds this package.
+ * root, where require('smartread') finds this package, unless given another `cwd`.
  */
-function runToEnd(command, args, { env = {}, timeoutMs = 20000 } = {}) {
+function runToEnd(command, args, { env = {}, timeoutMs = 20000, cwd = path.resolve(__dirname, '..') } = {}) {
   const child = spawn(command, args, {
-    cwd: path.resolve(__dirname, '..'),
+    cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -469,6 +480,7 @@ module.exports = {
   waitUntil,
   rejectionOf,
   runToEnd,
+  linkPackage,
   STRATEGIES,
   strategyUnavailableReason,
   skipUnlessAvailable,

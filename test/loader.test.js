@@ -23,7 +23,10 @@ test('engineInfo() has the documented shape', () => {
   assert.equal(typeof info.liburing, 'boolean');
   assert.ok(Array.isArray(info.tried));
   for (const line of info.tried) assert.equal(typeof line, 'string');
-  for (const key of Object.keys(info)) assert.ok(['engine', 'liburing', 'path', 'reason', 'tried', 'uring', 'hugePages'].includes(key), key);
+  for (const key of Object.keys(info)) assert.ok(['engine', 'liburing', 'path', 'reason', 'tried', 'uring', 'hugePages', 'dropIn'].includes(key), key);
+  // Nothing here loaded smartread/register.
+  assert.equal(info.dropIn.active, false);
+  assert.match(info.dropIn.reason, /not registered/);
   assert.equal(typeof info.uring.available, 'boolean');
   if (!info.uring.available) assert.match(info.uring.reason, /\S/);
   assert.equal(typeof info.hugePages.advised, 'boolean');

@@ -49,7 +49,7 @@ test('cached reads under auto are fast-path hits (an engine on the JS fallback),
 // The misses here are files past the fast path's limit, which it always declines. An evicted file
 // is no sure miss: the RWF_NOWAIT read starts readahead, and on a fast disk the pages can be in by
 // the time it looks (Linux 6.18 on a virtio disk: a fifth of such reads, more under load).
-const pastFastPath = () => tuning().fastPathMax + 1;
+const pastFastPath = () => tuning().fastPathBudgetUs * tuning().copyRateMBps + 1;
 
 test('a file past the fast path\'s limit misses it and is served by the engine', async () => {
   const size = pastFastPath();

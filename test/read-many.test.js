@@ -7,6 +7,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { pathToFileURL } = require('node:url');
+const { createHook } = require('node:async_hooks');
 const { readMany, smartRead } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, openFdCount, openFds, patternBuffer, assertSameBytes, errorFacts, rejectionOf, waitUntil,
@@ -220,5 +221,95 @@ describe('invalid arguments reject (never throw)', () => {
   test('concurrency 1 and concurrency larger than the list are fine', async () => {
     assertInOrder(await readMany(files.slice(0, 3), { concurrency: 1 }), [0, 1, 2], 'concurrency 1');
     assertInOrder(await readMany(files.slice(0, 3), { concurrency: 10000 }), [0, 1, 2], 'concurrency 10000');
+  });
+});
+
+describe("'auto': runs of the list read on pool threads beside the JS thread", () => {
+  // A list of every kind, twice over: small files on tmpfs and disk, files past what a run on a
+  // pool thread takes (256 KiB) and past the fast path, a directory, missing names, /proc files
+  // (no size), Buffer paths, and the same file several times.
+  function mixedPlan() {
+    const plan = [];
+    const sizes = [1, 4096, 100 * 1024, 256 * 1024, 256 * 1024 + 1, 2 * 1024 * 1024];
+    const sized = [];
+    for (const { kind, dir: where } of tempDirs.all) {
+      for (const size of sizes) {
+        const file = path.join(where, `mixed-${size}`);
+        fs.writeFileSync(file, patternBuffer(size, size));
+        sized.push(file);
+      }
+      sized.push(path.join(where, `mixed-empty-${kind}`));
+      fs.writeFileSync(sized.at(-1), '');
+    }
+    for (let i = 0; i < 600; i++) {
+      if (i % 97 === 5) plan.push(tempDirs.disk);
+      else if (i % 89 === 7) plan.push(`${missing}-${i}`);
+      else if (i % 83 === 9) plan.push('/proc/self/status');
+      else if (i % 79 === 11) plan.push(Buffer.from(files[i]));
+      else if (i % 13 === 0) plan.push(sized[i % sized.length]);
+      else plan.push(files[i % 500]);
+    }
+    return plan;
+  }
+
+  test('every result is what fs.promises.readFile gives, bytes and errors, on every pass', async (t) => {
+    const { native } = require('../dist/engine.js');
+    if (native === null) {
+      t.skip('runs on pool threads are part of the addon');
+      return;
+    }
+    const plan = mixedPlan();
+    // Each run on a pool thread is an async resource of its own type.
+    let runs = 0;
+    const hook = createHook({
+      init(id, type) {
+        if (type === 'smartread:cachedReadRun') runs++;
+      },
+    }).enable();
+    try {
+      for (let pass = 0; pass < 3; pass++) {
+        const fdsBefore = openFdCount();
+        const results = await readMany(plan, { settle: true });
+        for (let k = 0; k < plan.length; k++) {
+          const target = plan[k];
+          if (typeof target === 'string' && target.startsWith('/proc/')) {
+            assert.equal(results[k].status, 'fulfilled', `${pass}/${k}: ${target}`);
+            continue;
+          }
+          let expected;
+          try {
+            expected = { status: 'fulfilled', value: await fs.promises.readFile(target) };
+          } catch (err) {
+            expected = { status: 'rejected', reason: err };
+          }
+          assert.equal(results[k].status, expected.status, `${pass}/${k}: ${target}`);
+          if (expected.status === 'fulfilled') assertSameBytes(results[k].value, expected.value, `${pass}/${k}: ${target}`);
+          else assert.deepEqual(errorFacts(results[k].reason), errorFacts(expected.reason), `${pass}/${k}: ${target}`);
+        }
+        assert.equal(openFdCount(), fdsBefore, `descriptors: ${JSON.stringify(openFds())}`);
+      }
+    } finally {
+      hook.disable();
+    }
+    assert.ok(runs > 0, 'runs went to pool threads');
+  });
+
+  test('a file that changes between passes is read as it is now', async () => {
+    const list = files.slice(0, 400).map((file, i) => path.join(path.dirname(file), `changing-${i}`));
+    list.forEach((file, i) => fs.writeFileSync(file, contentOf(i)));
+    assert.deepEqual((await readMany(list)).map((b) => b.length), list.map(() => 4096));
+    // Shrunk, grown, replaced by a directory, removed.
+    fs.writeFileSync(list[150], 'short');
+    fs.writeFileSync(list[250], Buffer.concat([contentOf(250), contentOf(251)]));
+    fs.rmSync(list[300]);
+    fs.mkdirSync(list[300]);
+    fs.rmSync(list[350]);
+    const results = await readMany(list, { settle: true });
+    assert.equal(results[150].value.toString(), 'short');
+    assertSameBytes(results[250].value, Buffer.concat([contentOf(250), contentOf(251)]));
+    assert.equal(results[300].reason.code, 'EISDIR');
+    assert.equal(results[350].reason.code, 'ENOENT');
+    assertSameBytes(results[399].value, contentOf(399));
+    fs.rmdirSync(list[300]);
   });
 });

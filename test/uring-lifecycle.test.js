@@ -325,14 +325,16 @@ describe('worker threads', () => {
 // io_uring refused or turned off
 
 describe('a process without io_uring falls back', () => {
-  // On the disk: over its fast-path limit (tmpfs has a larger one).
+  // On the disk, over the fast path's limit as the child sets it (a budget of 100 µs at 8,000
+  // MB/s: 800,000 bytes).
   const probeFile = () => files.find((file) => path.basename(file) === `disk-${MiB + 3}`);
   // The child reports what it saw: engineInfo(), a hash of what smartRead and readMany read on
   // 'auto' (the parent compares it with its own), and what a forced 'uring' rejects with.
   const childSource = `
     const { createHash } = require('node:crypto');
     const path = require('node:path');
-    const { smartRead, smartReadSync, readMany, engineInfo, explain, prefetch, createReader } = require('smartread');
+    const { smartRead, smartReadSync, readMany, engineInfo, explain, prefetch, createReader, setTuning } = require('smartread');
+    setTuning({ fastPathBudgetUs: 100, copyRateMBps: 8000 });
     const files = JSON.parse(process.env.SMARTREAD_TEST_FILES);
     const probe = process.env.SMARTREAD_TEST_PROBE;
     const hash = (bytes) => createHash('sha256').update(bytes).digest('hex');

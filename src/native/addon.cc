@@ -3,7 +3,9 @@
 #include <napi.h>
 
 #include "beneath.h"
+#include "block_pool.h"
 #include "cached_read.h"
+#include "cached_run.h"
 #include "dest_buffer.h"
 #include "instance.h"
 #include "known_dirs.h"
@@ -43,14 +45,17 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("setPool", &Addon::SetPool),
         InstanceMethod("tuning", &Addon::GetTuning),
         InstanceMethod("setTuning", &Addon::SetTuning),
+        InstanceMethod("blockPoolStats", &Addon::BlockPoolStatsMethod),
         InstanceMethod("readFileSync", &Addon::ReadFileSyncMethod),
         InstanceMethod("threadpoolRead", &Addon::ThreadpoolReadMethod),
         InstanceMethod("cachedRead", &Addon::CachedReadMethod),
         InstanceMethod("cachedReadBatch", &Addon::CachedReadBatchMethod),
+        InstanceMethod("cachedReadRun", &Addon::CachedReadRunMethod),
         InstanceMethod("evictFromPageCache", &Addon::EvictMethod),
         InstanceMethod("prefetch", &Addon::PrefetchMethod),
         InstanceMethod("pageCacheResidency", &Addon::ResidencyMethod),
         InstanceMethod("statBeneath", &Addon::StatBeneathMethod),
+        InstanceMethod("statAt", &Addon::StatAtMethod),
         InstanceMethod("openBeneath", &Addon::OpenBeneathMethod),
         InstanceMethod("mapFile", &Addon::MapFileMethod),
         InstanceMethod("unmap", &Addon::UnmapMethod),
@@ -99,32 +104,60 @@ class Addon : public Napi::Addon<Addon> {
         static_cast<uint64_t>(options.Get("maxLength").As<Napi::Number>().DoubleValue());
     // A fact of the machine (src/ts/huge_pages.ts decides it), the same in every environment.
     SetHugePageAdvice(options.Get("hugePages").ToBoolean().Value());
+    if (!instance_.blocks) {
+      instance_.blocks = BlockPool::Create(env_);
+      if (instance_.blocks) instance_.blocks->SetLimits(instance_.tuning.block_pool);
+    }
     return info.Env().Undefined();
   }
 
-  // tuning() -> { fastPathMax, fastPathMaxInMemory, uringChunk, uringInFlight, uringAsyncFrom }
+  // tuning() -> the Tuning (src/ts/tuning.ts names its fields)
   Napi::Value GetTuning(const Napi::CallbackInfo& info) {
     Napi::Object out = Napi::Object::New(info.Env());
-    out.Set("fastPathMax", static_cast<double>(instance_.tuning.fast_path_max));
-    out.Set("fastPathMaxInMemory", static_cast<double>(instance_.tuning.fast_path_max_in_memory));
+    out.Set("fastPathBudgetUs", static_cast<double>(instance_.tuning.fast_path_budget_us));
+    out.Set("copyRateMBps", static_cast<double>(instance_.tuning.copy_rate_mb_per_s));
     out.Set("uringChunk", static_cast<double>(instance_.tuning.uring_chunk));
     out.Set("uringInFlight", instance_.tuning.uring_in_flight);
     out.Set("uringAsyncFrom", static_cast<double>(instance_.tuning.uring_async_from));
+    out.Set("blockPoolFrom", static_cast<double>(instance_.tuning.block_pool.from));
+    out.Set("blockPoolMaxBytes", static_cast<double>(instance_.tuning.block_pool.max_bytes));
+    out.Set("blockPoolIdleMs", static_cast<double>(instance_.tuning.block_pool.idle_ms));
     return out;
   }
 
-  // setTuning({ fastPathMax, fastPathMaxInMemory, uringChunk, uringInFlight, uringAsyncFrom }),
+  // setTuning(tuning): every field of tuning(),
   // validated in JS. Reads already started keep what they began with.
   Napi::Value SetTuning(const Napi::CallbackInfo& info) {
     Napi::Object in = info[0].As<Napi::Object>();
     Tuning& t = instance_.tuning;
-    t.fast_path_max = static_cast<uint64_t>(in.Get("fastPathMax").As<Napi::Number>().DoubleValue());
-    t.fast_path_max_in_memory =
-        static_cast<uint64_t>(in.Get("fastPathMaxInMemory").As<Napi::Number>().DoubleValue());
+    t.fast_path_budget_us = static_cast<uint64_t>(in.Get("fastPathBudgetUs").As<Napi::Number>().DoubleValue());
+    t.copy_rate_mb_per_s = static_cast<uint64_t>(in.Get("copyRateMBps").As<Napi::Number>().DoubleValue());
     t.uring_chunk = static_cast<uint64_t>(in.Get("uringChunk").As<Napi::Number>().DoubleValue());
     t.uring_in_flight = in.Get("uringInFlight").As<Napi::Number>().Uint32Value();
     t.uring_async_from = static_cast<uint64_t>(in.Get("uringAsyncFrom").As<Napi::Number>().DoubleValue());
+    t.block_pool.from = static_cast<uint64_t>(in.Get("blockPoolFrom").As<Napi::Number>().DoubleValue());
+    t.block_pool.max_bytes = static_cast<uint64_t>(in.Get("blockPoolMaxBytes").As<Napi::Number>().DoubleValue());
+    t.block_pool.idle_ms = static_cast<uint64_t>(in.Get("blockPoolIdleMs").As<Napi::Number>().DoubleValue());
+    if (instance_.blocks) instance_.blocks->SetLimits(t.block_pool);
     return info.Env().Undefined();
+  }
+
+  // blockPoolStats() -> { idleBytes, idleBlocks, lentBytes, lentBlocks, hits, misses, released,
+  //                     processBytes },
+  // or null where the environment has no pool.
+  Napi::Value BlockPoolStatsMethod(const Napi::CallbackInfo& info) {
+    if (!instance_.blocks) return info.Env().Null();
+    const BlockPoolStats stats = instance_.blocks->Stats();
+    Napi::Object out = Napi::Object::New(info.Env());
+    out.Set("idleBytes", static_cast<double>(stats.idle_bytes));
+    out.Set("idleBlocks", static_cast<double>(stats.idle_blocks));
+    out.Set("lentBytes", static_cast<double>(stats.lent_bytes));
+    out.Set("lentBlocks", static_cast<double>(stats.lent_blocks));
+    out.Set("hits", static_cast<double>(stats.hits));
+    out.Set("misses", static_cast<double>(stats.misses));
+    out.Set("released", static_cast<double>(stats.released));
+    out.Set("processBytes", static_cast<double>(stats.process_bytes));
+    return out;
   }
 
   // setPool(buffer): the slab small results are read into from now on.
@@ -160,6 +193,10 @@ class Addon : public Napi::Addon<Addon> {
     return result;
   }
 
+  Napi::Value CachedReadRunMethod(const Napi::CallbackInfo& info) {
+    return CachedReadRun(info, instance_);
+  }
+
   Napi::Value ThreadpoolReadMethod(const Napi::CallbackInfo& info) {
     return ThreadpoolRead(info, instance_);
   }
@@ -168,6 +205,7 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value EvictMethod(const Napi::CallbackInfo& info) { return EvictFromPageCache(info); }
   Napi::Value ResidencyMethod(const Napi::CallbackInfo& info) { return PageCacheResidency(info); }
   Napi::Value StatBeneathMethod(const Napi::CallbackInfo& info) { return StatBeneath(info); }
+  Napi::Value StatAtMethod(const Napi::CallbackInfo& info) { return StatAt(info); }
   Napi::Value OpenBeneathMethod(const Napi::CallbackInfo& info) { return OpenBeneath(info); }
   Napi::Value MapFileMethod(const Napi::CallbackInfo& info) { return MapFile(info, instance_); }
   Napi::Value UnmapMethod(const Napi::CallbackInfo& info) { return Unmap(info); }

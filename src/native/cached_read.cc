@@ -53,28 +53,17 @@ ssize_t ReadIfCached(FastPathHints& hints, int fd, dev_t dev, uint8_t* data, siz
   return n;
 }
 
-// A hit copies the file on the calling thread: past the limit (Tuning::fast_path_max) the copy
-// alone would hold the event loop too long. tmpfs and ramfs have a limit of their own
-// (fast_path_max_in_memory, with `in_memory_limit`): every other engine pays a thread hop per
-// READ there, so the calling thread is the fastest place to copy a file of a few MiB.
-bool FitsFastPath(FastPathHints& hints, const Tuning& tuning, bool in_memory_limit, int fd,
-                  const struct stat& st) {
-  if (!S_ISREG(st.st_mode) || st.st_size <= 0) return false;
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (!in_memory_limit) return size <= tuning.fast_path_max;
-  const uint64_t in_memory_max = tuning.fast_path_max_in_memory;
-  if (size <= std::min(tuning.fast_path_max, in_memory_max)) return true;
-  if (size > std::max(tuning.fast_path_max, in_memory_max)) return false;
-  // Between the two limits, the filesystem decides (fstatfs works on an O_PATH descriptor).
-  bool in_memory = hints.InMemory(st.st_dev);
-  if (!in_memory && InMemoryFilesystem(fd)) {
-    hints.SetInMemory(st.st_dev);
-    in_memory = true;
-  }
-  return size <= (in_memory ? in_memory_max : tuning.fast_path_max);
+// A hit copies the file on the calling thread: only a regular file with a size, and no larger
+// than `max_size` (what is left of the fast path's time budget), whose copy cannot hold the
+// event loop for long.
+enum class Fit { kFits, kTooLarge, kNotForFastPath };
+
+Fit FitsFastPath(const struct stat& st, uint64_t max_size) {
+  if (!S_ISREG(st.st_mode) || st.st_size <= 0) return Fit::kNotForFastPath;
+  return static_cast<uint64_t>(st.st_size) <= max_size ? Fit::kFits : Fit::kTooLarge;
 }
 
-enum class Outcome { kHit, kMiss, kFailed, kJsException };
+enum class Outcome { kHit, kMiss, kTooLarge, kFailed, kJsException };
 
 // Room for a small result, in a slab the caller returns it from (data nullptr: none).
 struct SmallDest {
@@ -82,13 +71,12 @@ struct SmallDest {
   size_t capacity = 0;
 };
 
-// One fast-path read of `path`. A hit leaves a Buffer in *value, or, when the result went into
-// `small`, nullptr there and the byte count in *small_length. `in_memory_limit`: tmpfs and
-// ramfs files are read up to their own limit (not in readMany's runs, where up to
-// kCachedRunMax files are read in one call and the larger limit would add up).
+// One fast-path read of `path`, of a regular file of at most `max_size` bytes (kTooLarge for a
+// larger one; its size in *size either way). A hit leaves a Buffer in *value, or, when the
+// result went into `small`, nullptr there and the byte count in *small_length.
 Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags,
-                   const Confinement& confinement, bool in_memory_limit, SmallDest small,
-                   napi_value* value, size_t* small_length, Failure* failure) {
+                   const Confinement& confinement, uint64_t max_size, SmallDest small,
+                   napi_value* value, size_t* small_length, uint64_t* size_out, Failure* failure) {
   // Flags that create or truncate are never for the fast path (RESOLVE_CACHED refuses them).
   if ((flags & (O_CREAT | O_TRUNC | O_TMPFILE)) != 0) return Outcome::kMiss;
   // What the path names is looked at before it is opened, unless it named a small regular
@@ -99,7 +87,7 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
   open_how how{};
   how.resolve = RESOLVE_CACHED | confinement.resolve;
   const int dirfd = confinement.dirfd >= 0 ? confinement.dirfd : AT_FDCWD;
-  struct stat st;
+  struct stat st {};
   // Confined reads always look first: their names are relative to a root whose descriptor
   // number may name another directory on the next call.
   const bool remember = !confinement.confined();
@@ -112,11 +100,13 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
       *failure = Failure::Errno(errno, Syscall::kOpen);
       return Outcome::kFailed;
     }
-    const bool fits = fstat(probe, &st) == 0 &&
-                      FitsFastPath(hints, instance.tuning, in_memory_limit, probe, st);
+    const Fit fit = fstat(probe, &st) == 0 ? FitsFastPath(st, max_size) : Fit::kNotForFastPath;
     close(probe);
     // Files without a size, and large ones, are for the engines that do not hold the loop.
-    if (!fits) return Outcome::kMiss;
+    if (fit != Fit::kFits) {
+      *size_out = static_cast<uint64_t>(st.st_size);
+      return fit == Fit::kTooLarge ? Outcome::kTooLarge : Outcome::kMiss;
+    }
   }
   // Nonblocking in case the name no longer names a regular file.
   how.flags = static_cast<uint64_t>(flags | O_CLOEXEC | O_NONBLOCK);
@@ -127,23 +117,28 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     *failure = Failure::Errno(errno, Syscall::kOpen);
     return Outcome::kFailed;
   }
-  if (fstat(fd, &st) < 0 || !FitsFastPath(hints, instance.tuning, in_memory_limit, fd, st)) {
-    if (remember) hints.Forget(path);
+  const Fit fit = fstat(fd, &st) == 0 ? FitsFastPath(st, max_size) : Fit::kNotForFastPath;
+  if (fit != Fit::kFits) {
+    // No longer the small regular file it was; a large one stays regular (readMany's runs see
+    // large files whose turn has not come: they are looked at afresh then).
+    if (remember && fit == Fit::kNotForFastPath) hints.Forget(path);
     close(fd);
-    return Outcome::kMiss;
+    *size_out = static_cast<uint64_t>(st.st_size);
+    return fit == Fit::kTooLarge ? Outcome::kTooLarge : Outcome::kMiss;
   }
   Outcome outcome = Outcome::kMiss;
   const size_t size = static_cast<size_t>(st.st_size);
+  *size_out = size;
   const bool pool = small.data != nullptr && size <= small.capacity;
   DestBuffer dest;
   if (pool) {
     dest.data = small.data;
     dest.length = size;
-  } else if (!NewDestBuffer(env, size, &dest)) {
+  } else if (!NewDestBuffer(env, instance, size, &dest)) {
     close(fd);
     return Outcome::kJsException;
   }
-  if (!pool) FaultInIfFresh(dest.data, size);
+  if (!pool && !dest.in_place) FaultInIfFresh(dest.data, size);
   const ssize_t n = ReadIfCached(hints, fd, st.st_dev, dest.data, size);
   // After the read, which finds out whether the filesystem keeps its files in memory.
   if (remember) hints.SetRegular(path, static_cast<uint64_t>(st.st_size), !hints.InMemory(st.st_dev));
@@ -190,13 +185,16 @@ Napi::Value CachedRead(const Napi::CallbackInfo& info, Instance& instance) {
   }
   napi_value value = nullptr;
   size_t pooled = 0;
-  switch (ReadCached(env, instance, path.c_str(), flags, ConfinementFromJs(info, 3), true, small,
-                     &value, &pooled, &failure)) {
+  uint64_t size = 0;
+  switch (ReadCached(env, instance, path.c_str(), flags, ConfinementFromJs(info, 3),
+                     instance.tuning.FastPathMax(), small, &value, &pooled, &size, &failure)) {
     case Outcome::kHit:
       if (value == nullptr) napi_create_uint32(env, static_cast<uint32_t>(pooled), &value);
       return Napi::Value(env, value);
     case Outcome::kMiss:
       return env.Null();
+    case Outcome::kTooLarge:
+      return Napi::Boolean::New(env, false);
     case Outcome::kFailed:
       return FailureToJs(env, failure);
     case Outcome::kJsException:
@@ -215,7 +213,7 @@ Napi::Value CachedReadBatch(const Napi::CallbackInfo& info, Instance& instance,
   Napi::TypedArrayOf<int32_t> results = info[4].As<Napi::TypedArrayOf<int32_t>>();
   napi_value out = info[5];
   const Confinement confinement = ConfinementFromJs(info, 7);
-  const size_t count = std::min({size_t{end - start}, kCachedRunMax, results.ElementLength() / 2});
+  size_t count = std::min({size_t{end - start}, kCachedRunMax, results.ElementLength() / 2});
   const bool use_batch = batch != nullptr && !confinement.confined() && PlainReadFlags(flags);
   FastPathHints& hints = instance.fast_path;
   // Small results get a place in the run's one Buffer, at results[2k + 1]: those read now are
@@ -226,7 +224,11 @@ Napi::Value CachedReadBatch(const Napi::CallbackInfo& info, Instance& instance,
   size_t batched_index[kCachedRunMax];
   size_t batched_count = 0;
   size_t slab_size = 0;
-  for (size_t k = 0; k < count; k++) {
+  // What the run may still copy within the fast path's time budget.
+  const uint64_t budget = instance.tuning.FastPathMax();
+  uint64_t left = budget;
+  size_t k = 0;
+  for (; k < count; k++) {
     results[2 * k] = kNotHit;
     napi_value item;
     napi_valuetype type;
@@ -238,7 +240,9 @@ Napi::Value CachedReadBatch(const Napi::CallbackInfo& info, Instance& instance,
     Failure failure;
     if (!path.From(env, item, &failure)) continue;
     uint64_t known_size;
-    if (use_batch && hints.BatchableSize(path.c_str(), &known_size) && known_size <= kSmallFileMax) {
+    if (use_batch && hints.BatchableSize(path.c_str(), &known_size) && known_size <= kSmallFileMax &&
+        known_size <= left) {
+      left -= known_size;
       names[k].assign(path.c_str());
       results[2 * k + 1] = static_cast<int32_t>(slab_size);
       batched[batched_count] = SmallFileRead{names[k].c_str(), nullptr,
@@ -250,10 +254,16 @@ Napi::Value CachedReadBatch(const Napi::CallbackInfo& info, Instance& instance,
     }
     napi_value value = nullptr;
     size_t small = 0;
-    switch (ReadCached(env, instance, path.c_str(), flags, confinement, false,
-                       SmallDest{slots + k * kSmallFileMax, kSmallFileMax}, &value, &small,
-                       &failure)) {
+    uint64_t size = 0;
+    const Outcome outcome = ReadCached(env, instance, path.c_str(), flags, confinement, left,
+                                       SmallDest{slots + k * kSmallFileMax, kSmallFileMax},
+                                       &value, &small, &size, &failure);
+    // A file that would pass what is left of the budget starts the next run, unless the whole
+    // budget could not hold it either (it is then for the engines).
+    if (outcome == Outcome::kTooLarge && k > 0 && size <= budget) break;
+    switch (outcome) {
       case Outcome::kHit:
+        left -= std::min<uint64_t>(left, size);
         if (value == nullptr) {
           results[2 * k] = static_cast<int32_t>(small);
           results[2 * k + 1] = static_cast<int32_t>(slab_size);
@@ -264,12 +274,15 @@ Napi::Value CachedReadBatch(const Napi::CallbackInfo& info, Instance& instance,
         }
         break;
       case Outcome::kMiss:
+      case Outcome::kTooLarge:
       case Outcome::kFailed:
         break;
       case Outcome::kJsException:
         return Napi::Value();
     }
   }
+  for (size_t rest = k; rest < count; rest++) results[2 * rest] = kNotReached;
+  count = k;
   if (slab_size == 0 && batched_count == 0) {
     for (size_t k = 0; k < count; k++) {
       if (results[2 * k] >= 0) return Napi::Buffer<uint8_t>::New(env, 0);  // empty files only

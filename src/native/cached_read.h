@@ -37,19 +37,23 @@ class SmallFileBatch {
 };
 
 // cachedRead(target: string | Buffer, flags: number, poolOffset: number)
-//   -> Buffer | bytes read into the pool | {errno, syscall} | null
+//   -> Buffer | bytes read into the pool | {errno, syscall} | null | false
 // openat2(RESOLVE_CACHED) then preadv2(RWF_NOWAIT), on the calling thread: both succeed only
 // when the path's dentries and the file's pages are in memory, and fail with EAGAIN instead
-// of waiting for a disk. null means "not a hit" (not cached, not a regular file, too large for
-// the fast path, or a kernel without these calls): nothing was left open and the caller reads
-// it another way. An error the path resolution or the file gives for certain is returned as
-// such. Pooling as readFileSync's.
+// of waiting for a disk. null means "not a hit" (not cached, not a regular file, or a kernel
+// without these calls), false "a regular file whose path is cached, too large to copy within
+// the fast path's time budget" (Tuning::FastPathMax): either way nothing was left open and the
+// caller reads it another way. An error the path resolution or the file gives for certain is
+// returned as such. Pooling as readFileSync's.
 Napi::Value CachedRead(const Napi::CallbackInfo& info, Instance& instance);
 
 // What cachedReadBatch leaves in results[2k] when paths[start + k] was not a hit, or when it
 // was one returned as a Buffer of its own in out[k]; any other value is a small result's size.
 constexpr int32_t kNotHit = -1;
 constexpr int32_t kHitInOut = -2;
+// ...and for paths after the run ended: its copies had used up the fast path's time budget
+// (the next run starts there).
+constexpr int32_t kNotReached = -3;
 
 // cachedReadBatch(paths: unknown[], start, end, flags, results: Int32Array, out: unknown[],
 //                 onRing, rootFd?, resolve?) -> Buffer | undefined
@@ -57,7 +61,9 @@ constexpr int32_t kHitInOut = -2;
 // cached files). Only strings are tried; anything else, a miss and an error are all "not a
 // hit", left to the caller's per-path reads, which report errors in full. results[2k] is
 // kNotHit, kHitInOut, or a small result's byte count; that result is in the one Buffer
-// returned (as Node pools small Buffers), at results[2k + 1]. With `batch`, names that were
+// returned (as Node pools small Buffers), at results[2k + 1]. The files of one run together
+// copy within the fast path's time budget: the run ends before the file that would pass it,
+// unless it is the first (results[2k] is then kNotReached). With `batch`, names that were
 // small regular files last time are read through it, all at once; the others, and every name
 // under a root, one by one.
 // *batch_failed is set when `batch` should be closed.

@@ -4,6 +4,9 @@
 
 #include <sys/mman.h>
 
+#include "block_pool.h"
+#include "instance.h"
+
 #include <atomic>
 #include <cerrno>
 
@@ -78,6 +81,14 @@ void FaultInIfFresh(uint8_t* data, size_t length) {
   if (end <= start) return;
   const uintptr_t middle = start + (((end - start) / 2) & ~(kPage - 1));
   if (PageInPlace(start) && PageInPlace(middle) && PageInPlace(end - kPage)) return;
+  FaultIn(data, length);
+}
+
+void FaultIn(uint8_t* data, size_t length) {
+  if (length < kFaultInMin || !populate_works.load(std::memory_order_relaxed)) return;
+  const uintptr_t start = (reinterpret_cast<uintptr_t>(data) + kPage - 1) & ~(kPage - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + length) & ~(kPage - 1);
+  if (end <= start) return;
   // EINVAL: a kernel before 5.14. Anything else (ENOMEM, EFAULT) is left to the read itself,
   // which faults the pages in as before and reports what it must.
   if (madvise(reinterpret_cast<void*>(start), end - start, MADV_POPULATE_WRITE) != 0 && errno == EINVAL) {
@@ -85,7 +96,21 @@ void FaultInIfFresh(uint8_t* data, size_t length) {
   }
 }
 
-bool NewDestBuffer(napi_env env, size_t length, DestBuffer* out) {
+bool NewDestBuffer(napi_env env, Instance& instance, size_t length, DestBuffer* out) {
+  BlockPool* blocks = instance.blocks.get();
+  if (blocks != nullptr && blocks->Wants(length)) {
+    Block block;
+    const bool lent = blocks->LendNew(env, length, &block, &out->value);
+    // A pool that cannot map a block leaves the Buffer to Node's allocator, which reports
+    // what it must.
+    if (block.data != nullptr) {
+      if (!lent) return false;
+      out->data = block.data;
+      out->length = length;
+      out->in_place = block.recycled;
+      return true;
+    }
+  }
   void* data = nullptr;
   if (napi_create_buffer(env, length, &data, &out->value) != napi_ok) return false;
   out->data = static_cast<uint8_t*>(data);

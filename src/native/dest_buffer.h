@@ -9,18 +9,24 @@
 
 namespace smartread {
 
+struct Instance;
+
 struct DestBuffer {
   napi_value value = nullptr;  // the JS Buffer
   uint8_t* data = nullptr;
   size_t length = 0;
+  // Every page is already faulted in (a recycled block): nothing to fault in before the read.
+  bool in_place = false;
 };
 
-// Allocates an uninitialised Buffer of `length` bytes from Node's allocator, so that V8 accounts
-// for it and frees it when it is collected. A large one is advised MADV_HUGEPAGE before it is
-// touched, so that the kernel faults it in 2 MiB at a time instead of 4 KiB (BASELINES.md: a
-// fresh 128 MiB destination fills at ~1.7 GB/s with small pages).
+// An uninitialised Buffer of `length` bytes. From the environment's block pool when the size
+// calls for it (block_pool.h: a recycled block's pages are in place, so filling it costs no
+// page faults), else from Node's allocator, so that V8 accounts for it and frees it when it is
+// collected. A large one from Node's allocator is advised MADV_HUGEPAGE before it is touched,
+// so that the kernel faults it in 2 MiB at a time instead of 4 KiB (BASELINES.md: a fresh
+// 128 MiB destination fills at ~1.7 GB/s with small pages).
 // Returns false with a pending JS exception when memory cannot be had.
-bool NewDestBuffer(napi_env env, size_t length, DestBuffer* out);
+bool NewDestBuffer(napi_env env, Instance& instance, size_t length, DestBuffer* out);
 
 // Whether AdviseHugePagesIfLarge advises at all (setup() passes what src/ts/huge_pages.ts found:
 // not where free page reporting makes huge pages expensive to touch). On by default.
@@ -35,6 +41,9 @@ void AdviseHugePagesIfLarge(uint8_t* data, size_t length);
 // allocator has given back to the kernel. Memory already in place is left alone. For the calling
 // thread just before it fills the range; never on the event loop for a read that runs elsewhere.
 void FaultInIfFresh(uint8_t* data, size_t length);
+
+// Faults in every page of a range known to be fresh (a new block), in one call.
+void FaultIn(uint8_t* data, size_t length);
 
 // A Buffer holding a copy of `length` bytes at `data`; false with a pending exception on failure.
 bool CopyToBuffer(napi_env env, const uint8_t* data, size_t length, napi_value* out);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "block_pool.h"
 #include "fast_path_hints.h"
 
 namespace smartread {
@@ -17,20 +18,30 @@ namespace smartread {
 // What a calibration profile may change (see src/ts/tuning.ts), with the defaults measured on
 // the machines smartread was written on.
 struct Tuning {
-  // The cache-hit fast path reads files up to this size on the calling thread...
-  uint64_t fast_path_max = uint64_t{256} << 10;
-  // ...and up to this size on tmpfs and ramfs, whose reads never wait and where every other
-  // engine pays a thread hop per READ (io_uring runs every tmpfs READ on a worker).
-  uint64_t fast_path_max_in_memory = uint64_t{2} << 20;
+  // The cache-hit fast path copies a file on the calling thread while the copy is expected to
+  // take at most this long, at this rate: past it, the event loop would be held too long, and
+  // a read in parallel chunks on other threads is sooner done. The rate is that of a copy from
+  // the page cache into a destination in place (~9 GB/s in BASELINES.md on this machine kind;
+  // `smartread calibrate` measures it).
+  uint64_t fast_path_budget_us = 500;
+  uint64_t copy_rate_mb_per_s = 8000;
+  // The largest file the fast path copies.
+  uint64_t FastPathMax() const { return fast_path_budget_us * copy_rate_mb_per_s; }
   // io_uring reads a larger file in chunks of this size, this many in flight.
   uint64_t uring_chunk = uint64_t{2} << 20;
   uint32_t uring_in_flight = 8;
   // From this size on, io_uring's reads run on its workers rather than inline at submission.
   uint64_t uring_async_from = uint64_t{512} << 10;
+  // Which results come from recycled blocks, and how many the pool keeps for how long.
+  BlockPoolLimits block_pool;
 };
 
 struct Instance {
   Tuning tuning;
+
+  // Recycled destinations for large results (set up by setup(); null where the environment has
+  // no event loop). Its blocks outlive the Instance while Buffers still hold them.
+  std::shared_ptr<BlockPool> blocks;
 
   // buffer.constants.MAX_LENGTH of this runtime, set by the TypeScript loader: the largest file
   // a Buffer can hold.
@@ -69,6 +80,8 @@ struct Instance {
   }
   // Idempotent: called by the env cleanup hook and again by the instance-data finalizer.
   void Close(napi_env env) {
+    if (blocks) blocks->Close();
+    blocks.reset();
     scratch.reset();
     run_slots.reset();
     if (pool_ref != nullptr) napi_delete_reference(env, pool_ref);

@@ -22,9 +22,10 @@ namespace {
 // The size is known from fstat: read straight into the result. A file that shrank meanwhile
 // gives only the bytes it held; one that grew gives its first `size` bytes, as node:fs does.
 // `own_fd` means the position is ours to ignore, so a large file may be read in parallel.
-Failure ReadKnownSize(napi_env env, int fd, size_t size, bool own_fd, napi_value* out) {
+Failure ReadKnownSize(napi_env env, Instance& instance, int fd, size_t size, bool own_fd,
+                      napi_value* out) {
   DestBuffer dest;
-  if (!NewDestBuffer(env, size, &dest)) return Failure::JsException();
+  if (!NewDestBuffer(env, instance, size, &dest)) return Failure::JsException();
   ssize_t n = FillFromFile(fd, dest.data, size, own_fd);
   if (n < 0) return Failure::Errno(static_cast<int>(-n), Syscall::kRead);
   if (static_cast<size_t>(n) == size) {
@@ -79,12 +80,12 @@ bool ReadAsBefore(napi_env env, Instance& instance, int fd, uint64_t size, PoolS
                       static_cast<uint64_t>(pool.offset) + size <= instance.pool_length;
   if (pooled) {
     dest.data = instance.pool_data + pool.offset;
-  } else if (!NewDestBuffer(env, static_cast<size_t>(size), &dest)) {
+  } else if (!NewDestBuffer(env, instance, static_cast<size_t>(size), &dest)) {
     napi_value ignored;
     napi_get_and_clear_last_exception(env, &ignored);
     return false;
   }
-  if (!pooled) FaultInIfFresh(dest.data, static_cast<size_t>(size));
+  if (!pooled && !dest.in_place) FaultInIfFresh(dest.data, static_cast<size_t>(size));
   uint8_t past;
   iovec iov[2] = {{dest.data, static_cast<size_t>(size)}, {&past, 1}};
   ssize_t n;
@@ -115,7 +116,7 @@ Failure ReadWholeFd(napi_env env, Instance& instance, int fd, bool own_fd, bool 
         return {};
       }
       if (size > instance.max_length) return Failure::TooLarge(size);
-      return ReadKnownSize(env, fd, static_cast<size_t>(size), own_fd, out);
+      return ReadKnownSize(env, instance, fd, static_cast<size_t>(size), own_fd, out);
     }
   }
   return ReadToEof(env, instance, fd, out);

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "args.h"
+#include "block_pool.h"
 #include "dest_buffer.h"
 #include "errors.h"
 #include "file_io.h"
@@ -38,8 +39,16 @@ class ReadJob final : public PoolJob {
   Confinement confinement;
   bool stat_user_fd = true;
   uint64_t max_length = 0;
+  // The environment's pool, which a large result's destination is taken from.
+  std::shared_ptr<BlockPool> blocks;
 
-  ~ReadJob() override { free(data); }
+  ~ReadJob() override {
+    if (block.data != nullptr) {
+      blocks->Give(block);
+    } else {
+      free(data);
+    }
+  }
 
  private:
   void Execute() override;
@@ -52,9 +61,14 @@ class ReadJob final : public PoolJob {
       if (S_ISREG(st.st_mode) && st.st_size > 0) {
         const uint64_t size = static_cast<uint64_t>(st.st_size);
         if (size > max_length) return Failure::TooLarge(size);
-        data = static_cast<uint8_t*>(malloc(size));
-        if (data == nullptr) return Failure::Errno(ENOMEM, Syscall::kRead);
-        AdviseHugePagesIfLarge(data, size);
+        if (blocks && blocks->Wants(size)) block = blocks->Take(size);
+        if (block.data != nullptr) {
+          data = block.data;
+        } else {
+          data = static_cast<uint8_t*>(malloc(size));
+          if (data == nullptr) return Failure::Errno(ENOMEM, Syscall::kRead);
+          AdviseHugePagesIfLarge(data, size);
+        }
         ssize_t n = FillFromFile(fd, data, size, own_fd);
         if (n < 0) return Failure::Errno(static_cast<int>(-n), Syscall::kRead);
         length = static_cast<size_t>(n);
@@ -69,6 +83,12 @@ class ReadJob final : public PoolJob {
 
   // Gives the bytes to a Buffer; false with a pending exception when memory cannot be had.
   bool HandOver(napi_env env, napi_value* out) {
+    if (block.data != nullptr) {
+      const Block lent = block;
+      block = Block{};
+      data = nullptr;
+      return blocks->Lend(env, lent, length, out);
+    }
     if (length > kCopyMax) {
       napi_status status = napi_create_external_buffer(
           env, length, data,
@@ -92,6 +112,8 @@ class ReadJob final : public PoolJob {
     return CopyToBuffer(env, data, length, out);
   }
 
+  // The destination: a block of the pool (block.data), or else malloc'd memory.
+  Block block;
   uint8_t* data = nullptr;
   size_t length = 0;
   Failure failure;
@@ -133,6 +155,7 @@ Napi::Value ThreadpoolRead(const Napi::CallbackInfo& info, Instance& instance) {
   job->stat_user_fd = info[2].As<Napi::Boolean>().Value();
   job->confinement = ConfinementFromJs(info, 3);
   job->max_length = instance.max_length;
+  job->blocks = instance.blocks;
   return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:threadpoolRead"));
 }
 

@@ -3,9 +3,12 @@ import { fileURLToPath } from 'node:url';
 import { constants as fsConstants, readSync } from 'node:fs';
 import { invalidArgType, invalidArgValue, nullBytesInPath, outOfRange } from './errors';
 
+/** A path as node:fs takes one: a string, a Buffer, or a `file:` URL. */
 export type PathLike = string | Buffer | URL;
+/** A path, or an open file descriptor (read from its current position and left open). */
 export type PathOrFd = PathLike | number;
 
+/** The options of fs.readFile, as smartread's readers take them. */
 export interface ReadFileOptions {
   /** Any encoding Buffer supports; the result is then a string. */
   encoding?: BufferEncoding | null;
@@ -119,8 +122,12 @@ export function stringToFlags(flag: unknown, caller: Function): number {
   return bits;
 }
 
-/** A list of paths: any iterable object. A string is iterable too, but it is one path, not a
- * list of them, and is refused (as is a Buffer, which the type cannot tell from a list of fds). */
+/**
+ * A list of paths: any iterable object. A string is iterable too, but it is one path, not a
+ * list of them, and is refused (as is a Buffer, which the type cannot tell from a list of fds).
+ *
+ * @typeParam T - What each entry is: a path, or a path or an fd.
+ */
 export type PathList<T> = Iterable<T> & object;
 
 /** A list of paths as an array; a string or a Buffer is one path, not a list of them. */

@@ -15,15 +15,26 @@ const EXDEV = 18;
 
 /** What a confined stat tells of a file (the fields of fs.Stats a server needs). */
 export interface ConfinedStats {
+  /** The file type and permission bits, as fs.Stats.mode. */
   mode: number;
+  /** The size in bytes. */
   size: number;
+  /** The last modification time, in milliseconds since the epoch. */
   mtimeMs: number;
+  /** The inode number. */
   ino: number;
+  /** The device number (st_dev). */
   dev: number;
+  /** When the inode last changed (contents, metadata, links): a writer cannot set it, unlike
+   * mtime, so caches of the file validate against it. */
+  ctimeMs: number;
+  /** Whether it is a regular file. */
   isFile(): boolean;
+  /** Whether it is a directory. */
   isDirectory(): boolean;
 }
 
+/** Confines a read beneath a directory, enforced by the kernel (openat2 RESOLVE_BENEATH). */
 export interface ConfineOptions {
   /** Read only beneath this directory: paths are relative to it, and none may leave it. */
   root?: PathLike;
@@ -108,10 +119,10 @@ export class Root {
       endUse();
     }
     if (!(raw instanceof Float64Array)) throw this.explainError(failureToError(raw, path, target, caller), path);
-    const [mode, size, mtimeMs, ino, dev] = raw;
+    const [mode, size, mtimeMs, ino, dev, ctimeMs] = raw;
     const type = mode & fs.constants.S_IFMT;
     return {
-      mode, size, mtimeMs, ino, dev,
+      mode, size, mtimeMs, ino, dev, ctimeMs,
       isFile: () => type === fs.constants.S_IFREG,
       isDirectory: () => type === fs.constants.S_IFDIR,
     };

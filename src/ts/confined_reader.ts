@@ -9,27 +9,75 @@ import { kMaxLength } from 'node:buffer';
 import { invalidArgType, outOfRange } from './errors';
 import type { PathLike, PathOrFd, ReadFileOptions } from './args';
 
+/**
+ * smartRead, smartReadSync and readMany confined beneath one root directory, opened once for
+ * all of them (see {@link createReader}). A path that leaves the root fails with
+ * ERR_SMARTREAD_OUTSIDE_ROOT.
+ */
 export interface ConfinedReader {
   /** The root, as given. */
   readonly root: string | Buffer;
+  /**
+   * {@link smartRead} beneath the root.
+   *
+   * @param path - Relative to the root (or absolute beneath it); an fd is read as it is.
+   * @param options - smartRead's options, without a root of their own.
+   * @returns The file's bytes, or its text when an encoding is given.
+   */
   smartRead(path: PathOrFd, options?: Omit<SmartReadOptions, 'root' | 'noSymlinks'> | BufferEncoding | null): Promise<Buffer | string>;
+  /**
+   * {@link smartReadSync} beneath the root.
+   *
+   * @param path - Relative to the root (or absolute beneath it); an fd is read as it is.
+   * @param options - smartReadSync's options, without a root of their own.
+   * @returns The file's bytes, or its text when an encoding is given.
+   */
   smartReadSync(path: PathOrFd, options?: ReadFileOptions | BufferEncoding | null): Buffer | string;
+  /**
+   * {@link readMany} beneath the root.
+   *
+   * @param paths - Each relative to the root (or absolute beneath it).
+   * @param options - readMany's options, without a root of their own.
+   * @returns Per path, in input order: its bytes, its text, or its outcome (with `settle`).
+   */
   readMany(paths: Iterable<PathOrFd>, options?: Omit<ReadManyOptions, 'root' | 'noSymlinks'> | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>>;
-  /** The file's metadata beneath the root, on the calling thread as fs.statSync (for ETags,
-   * sizes, Range requests); the same resolution rules and errors as the reads. */
+  /**
+   * The file's metadata beneath the root, on the calling thread as fs.statSync (for ETags,
+   * sizes, Range requests); the same resolution rules and errors as the reads.
+   *
+   * @param path - Relative to the root (or absolute beneath it).
+   * @returns Its type, size, mode, mtime, inode and device.
+   */
   statSync(path: PathLike): ConfinedStats;
-  /** Up to `length` bytes from byte `position` of the file (fewer at its end), e.g. for an HTTP
-   * Range request: opened beneath the root, read with one positional read, closed. */
+  /**
+   * Up to `length` bytes from byte `position` of the file (fewer at its end), e.g. for an HTTP
+   * Range request: opened beneath the root, read with one positional read, closed.
+   *
+   * @param path - Relative to the root (or absolute beneath it).
+   * @param position - The first byte to read.
+   * @param length - How many bytes to read at most.
+   * @returns The bytes read.
+   */
   readRange(path: PathLike, position: number, length: number): Promise<Buffer>;
   /** Stops new reads; the root's descriptor closes when the reads under way have ended. */
   close(): void;
+  /** close(), for `using`. */
   [Symbol.dispose](): void;
 }
 
 const read = promisify((fd: number, buffer: Buffer, offset: number, length: number, position: number,
   done: (err: Error | null, bytesRead: number) => void) => fs.read(fd, buffer, offset, length, position, done));
 
-/** A reader of the files beneath `root` only, enforced by the kernel (openat2 RESOLVE_BENEATH). */
+/**
+ * A reader of the files beneath `root` only, enforced by the kernel (openat2 RESOLVE_BENEATH):
+ * for services that read files their users name. Needs the native addon.
+ *
+ * @param options - `root`, the directory (opened now, once), and `noSymlinks` to refuse every
+ * symbolic link on the way, not only those that lead out.
+ * @returns The reader; close() it when done.
+ * @throws ERR_SMARTREAD_CONFINEMENT_UNAVAILABLE on the pure-JS engine; fs.openSync's errors for
+ * the root.
+ */
 export function createReader(options: { root: PathLike; noSymlinks?: boolean }): ConfinedReader {
   if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options, createReader);
   const root = new Root(options.root, options.noSymlinks, createReader);

@@ -2,6 +2,7 @@
 // is followed through /sys/dev/block (partitions to their disk, loop devices to their backing
 // file, dm and md devices to the devices under them) to say what kind of storage holds it.
 import * as fs from 'node:fs';
+import { originalReadFileSync } from './fs_originals';
 import * as path from 'node:path';
 
 /** The storage under a filesystem. 'none': the filesystem has no block device (tmpfs, proc, nfs...). */
@@ -13,6 +14,7 @@ export interface BlockDevice {
   dev: string;
   /** Its name in /sys/block: 'vda', 'nvme0n1', 'loop3', 'dm-0'. */
   block: string;
+  /** What kind of storage it is. */
   kind: DeviceKind;
   /** queue/rotational as the kernel reports it (virtio disks often claim to rotate). */
   rotational?: boolean;
@@ -30,6 +32,7 @@ export interface BlockDevice {
 export interface DeviceInfo extends Partial<Omit<BlockDevice, 'dev' | 'kind'>> {
   /** From statfs f_type: 'ext4', 'xfs', 'btrfs', 'tmpfs', 'nfs', 'fuse', 'overlay', ... or 'unknown'. */
   filesystem: string;
+  /** The storage under the filesystem: 'none' where it has no block device. */
   kind: DeviceKind;
   /** The file's st_dev as MAJ:MIN. */
   dev: string;
@@ -91,7 +94,7 @@ export function majorMinor(dev: bigint): string {
 
 function readText(file: string): string | undefined {
   try {
-    return fs.readFileSync(file, 'latin1').trim();
+    return originalReadFileSync(file, 'latin1').trim();
   } catch {
     return undefined;
   }

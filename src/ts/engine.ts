@@ -2,8 +2,10 @@
 import { loadNative, type Confine, type Engine, type LoadReport, type NativeBinding, type RawResult } from './native';
 import { jsEngine } from './js_engine';
 
-/** A read that succeeds only if it need not wait (the file is cached), else null. */
-export type CachedRead = (target: string | Buffer, flags: number, confine?: Confine) => RawResult | null;
+/** A read that succeeds only if it need not wait (the file is cached), else null; false for a
+ * regular file whose path is cached but whose copy would take longer than the fast path's
+ * budget (a large file, for the engines that read in parallel chunks). */
+export type CachedRead = (target: string | Buffer, flags: number, confine?: Confine) => RawResult | null | false;
 
 /**
  * The fast path over a run of a list, paths[start..end): out[k] is the result of a hit on
@@ -14,6 +16,17 @@ export type CachedRead = (target: string | Buffer, flags: number, confine?: Conf
 export type CachedReadMany = (paths: readonly unknown[], start: number, end: number, flags: number,
   out: Array<RawResult | undefined>, onRing: boolean, confine?: Confine) => number;
 
+/**
+ * The fast path over a run of a list on a pool thread (while the JS thread reads another run):
+ * for each of paths[start..end) (at most kCachedRunMax), a hit's Buffer, kRunMiss (not in
+ * memory: for the engines) or kRunLeft (for the JS thread's own fast path: not a string, not a
+ * small regular file, an error).
+ */
+export type CachedReadElsewhere = (paths: readonly unknown[], start: number, end: number, flags: number,
+  confine?: Confine) => Promise<Array<Buffer | number>>;
+export const kRunMiss = -1;
+export const kRunLeft = -4;
+
 // The longest run one cachedReadMany call takes.
 export const kCachedRunMax = 64;
 
@@ -22,11 +35,15 @@ export const kCachedRunMax = 64;
 // As with Buffer.allocUnsafe, a small result keeps its slab alive while it lives.
 const kPoolSize = 16 * 1024;
 const kPooledMax = 4096;
-// cachedReadBatch's mark for a path that was not a hit.
+// cachedReadBatch's marks for a path that was not a hit, and for one past the end of the run
+// (the run's copies had used up the fast path's budget).
 const kNotHit = -1;
+const kNotReached = -3;
 
 // The addon's synchronous readers, with the pool they share.
-function nativeReaders(binding: NativeBinding): { engine: Engine; cachedRead: CachedRead; cachedReadMany: CachedReadMany } {
+function nativeReaders(binding: NativeBinding): {
+  engine: Engine; cachedRead: CachedRead; cachedReadMany: CachedReadMany; cachedReadElsewhere: CachedReadElsewhere;
+} {
   // cachedReadBatch's results: per path of a run, a size (or a mark) and where it is.
   const runResults = new Int32Array(2 * kCachedRunMax);
   let pool = Buffer.allocUnsafeSlow(0);
@@ -56,17 +73,27 @@ function nativeReaders(binding: NativeBinding): { engine: Engine; cachedRead: Ca
       readIntoAsync: binding.readIntoAsync.bind(binding),
     },
     cachedRead: (target, flags, confine) =>
-      take(binding.cachedRead(target, flags, slot(), confine?.dirfd, confine?.resolve)) as RawResult | null,
+      take(binding.cachedRead(target, flags, slot(), confine?.dirfd, confine?.resolve)) as RawResult | null | false,
     cachedReadMany: (paths, start, end, flags, out, onRing, confine) => {
       // A run's small results share one Buffer.
       const slab = binding.cachedReadBatch(paths, start, end, flags, runResults, out, onRing, confine?.dirfd, confine?.resolve);
-      const done = Math.min(end - start, kCachedRunMax);
-      for (let k = 0; k < done; k++) {
+      const count = Math.min(end - start, kCachedRunMax);
+      for (let k = 0; k < count; k++) {
         const size = runResults[2 * k];
         if (size >= 0) out[k] = Buffer.from(slab!.buffer, slab!.byteOffset + runResults[2 * k + 1], size);
         else if (size === kNotHit) out[k] = undefined;
+        else if (size === kNotReached) return k;
       }
-      return done;
+      return count;
+    },
+    cachedReadElsewhere: async (paths, start, end, flags, confine) => {
+      const [slab, results] = await binding.cachedReadRun(paths, start, end, flags, confine?.dirfd, confine?.resolve);
+      const out: Array<Buffer | number> = new Array(results.length / 2);
+      for (let k = 0; k < out.length; k++) {
+        const size = results[2 * k];
+        out[k] = size >= 0 ? Buffer.from(slab.buffer, slab.byteOffset + results[2 * k + 1], size) : size;
+      }
+      return out;
     },
   };
 }
@@ -80,4 +107,6 @@ export const engine: Engine = readers ? readers.engine : jsEngine;
 export const cachedRead: CachedRead | null = readers ? readers.cachedRead : null;
 /** The fast path over a run of a list; null on the pure-JS engine. */
 export const cachedReadMany: CachedReadMany | null = readers ? readers.cachedReadMany : null;
+/** The same on a pool thread; null on the pure-JS engine. */
+export const cachedReadElsewhere: CachedReadElsewhere | null = readers ? readers.cachedReadElsewhere : null;
 export const loadReport: LoadReport = loaded.report;

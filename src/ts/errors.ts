@@ -3,10 +3,15 @@ import { inspect, getSystemErrorMap } from 'node:util';
 import { maxReadLength } from './limits';
 import type { RawFailure } from './native';
 
+/** An error as node:fs throws it: `ENOENT: no such file or directory, open '/x'`. */
 export interface FsError extends Error {
+  /** The negated errno of a failed syscall (-2 for ENOENT). */
   errno?: number;
+  /** The error code: 'ENOENT', 'EISDIR', 'ERR_INVALID_ARG_TYPE'... */
   code: string;
+  /** The syscall that failed: 'open', 'read'... */
   syscall?: string;
+  /** The path the call was given, where node:fs names it. */
   path?: string;
 }
 
@@ -122,7 +127,12 @@ export function failureToError(failure: RawFailure, path: unknown, target: strin
 
 /** What node:fs rejects with when a read is aborted: AbortError, code ABORT_ERR, cause = reason. */
 export class AbortError extends Error {
+  /** Always 'ABORT_ERR', as node:fs's. */
   readonly code = 'ABORT_ERR';
+  /**
+   * @param message - The message (node:fs's by default).
+   * @param options - `cause`: the signal's reason.
+   */
   constructor(message = 'The operation was aborted', options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'AbortError';

@@ -5,7 +5,7 @@ import { commonOptions, request } from './read_async';
 import { uringAvailability, type Strategy } from './strategies';
 import { deviceOf, type DeviceInfo } from './device';
 import { failureToError, invalidArgValue } from './errors';
-import { tuning } from './tuning';
+import { fastPathMax, tuning } from './tuning';
 import { flagsAllowMapping } from './map_file';
 import type { PathOrFd } from './args';
 import type { RawFailure, RawResult } from './native';
@@ -13,13 +13,17 @@ import type { RawFailure, RawResult } from './native';
 /** The way a read goes: a rung of 'auto', or the engine a forced strategy names. */
 export type ReadPath = 'fast-path' | 'uring' | 'uring-chunked' | 'threadpool' | 'sync' | 'mmap' | 'js';
 
+/** What {@link explain} returns: how a read would go now, why, and the device under the file. */
 export interface Explanation {
+  /** The way the read would go. */
   strategy: ReadPath;
   /** Why, in a sentence. */
   reason: string;
+  /** The file's filesystem and the storage under it. */
   device: DeviceInfo;
 }
 
+/** The options of the smartRead call to explain. */
 export interface ExplainOptions {
   /** As smartRead's: 'auto' (the default) or the strategy to explain. */
   strategy?: Strategy;
@@ -31,7 +35,7 @@ export interface ExplainOptions {
 // EOPNOTSUPP), so the fast path reads them with a plain read, which cannot wait for a device.
 export const memoryFilesystems: readonly string[] = ['tmpfs', 'ramfs'];
 
-function isFailure(result: RawResult | number | null): result is RawFailure {
+function isFailure(result: RawResult | number | null | false): result is RawFailure {
   return result !== null && typeof result === 'object' && (result as RawFailure).errno !== undefined;
 }
 
@@ -49,20 +53,19 @@ function onRing(st: fs.BigIntStats): { strategy: ReadPath; reason: string } {
   return { strategy: 'uring', reason: `io_uring reads its ${size} bytes (≤ ${kUringChunk}) in one READ` };
 }
 
-// The largest file the fast path reads: tmpfs and ramfs have a limit of their own.
-function fastPathLimit(inMemory: boolean): number {
+// The fast path's limit, and where it comes from.
+function budgetText(): string {
   const t = tuning();
-  return inMemory ? t.fastPathMaxInMemory : t.fastPathMax;
+  return `${fastPathMax(t)} (a copy of ${t.fastPathBudgetUs} µs at ${t.copyRateMBps} MB/s)`;
 }
 
 // Why a path the fast path was tried on did not take it. (The page cache cannot tell after the
 // fact: a refused RWF_NOWAIT read starts readahead, so the pages may be arriving by now.)
-function missReason(st: fs.BigIntStats, inMemory: boolean): string {
+function missReason(st: fs.BigIntStats): string {
   const size = Number(st.size);
-  const fastPathMaxSize = fastPathLimit(inMemory);
   if (!st.isFile()) return 'not a regular file, so not for the fast path';
   if (size === 0) return 'stat gives no size (an empty or procfs-like file), so not for the fast path';
-  if (size > fastPathMaxSize) return `${size} bytes > the fast path's ${fastPathMaxSize}`;
+  if (size > fastPathMax()) return `${size} bytes > the fast path's ${budgetText()}`;
   return 'not readable without waiting (its pages or its path were not in memory, or the filesystem refuses non-blocking reads): the fast path missed';
 }
 
@@ -72,6 +75,10 @@ function missReason(st: fs.BigIntStats, inMemory: boolean): string {
  * or node:fs on the pure-JS engine; with the reason and the device the file is on. Takes a path
  * or an fd; throws smartRead's argument errors, and fs.statSync's (fs.fstatSync's) for a file
  * that cannot be looked at. Never creates or changes a file.
+ *
+ * @param path - The file, or an fd.
+ * @param options - The `strategy` and `flag` of the smartRead call to explain.
+ * @returns The way, the reason in a sentence, and the device.
  */
 export function explain(path: PathOrFd, options?: ExplainOptions | null): Explanation {
   // A confined read resolves beneath its root, which the lookups here do not: refuse it rather
@@ -103,22 +110,27 @@ export function explain(path: PathOrFd, options?: ExplainOptions | null): Explan
   }
   const forced = options != null && typeof options === 'object' && (options.strategy ?? 'auto') !== 'auto';
   let why = '';
+  let large = false;
   if (engine.readNow !== undefined) {
     const inMemory = memoryFilesystems.includes(device.filesystem);
-    if (probe !== null) {
-      const fastPathMaxSize = fastPathLimit(inMemory);
+    if (probe !== null && probe !== false) {
       const how = inMemory
-        ? `always in memory on ${device.filesystem}, and ${st.size} bytes ≤ ${fastPathMaxSize}: read on the calling thread (openat2 RESOLVE_CACHED, then a plain read: ${device.filesystem} refuses RWF_NOWAIT)`
-        : `cached in memory and ${st.size} bytes ≤ ${fastPathMaxSize}: read on the calling thread (openat2 RESOLVE_CACHED, preadv2 RWF_NOWAIT)`;
+        ? `always in memory on ${device.filesystem}, and ${st.size} bytes ≤ ${budgetText()}: read on the calling thread (openat2 RESOLVE_CACHED, then a plain read: ${device.filesystem} refuses RWF_NOWAIT)`
+        : `cached in memory and ${st.size} bytes ≤ ${budgetText()}: read on the calling thread (openat2 RESOLVE_CACHED, preadv2 RWF_NOWAIT)`;
       return explained('fast-path', how);
     }
-    why = isPath ? missReason(st, inMemory) : 'a file descriptor does not take the fast path';
+    large = probe === false;
+    why = isPath ? missReason(st) : 'a file descriptor does not take the fast path';
   }
   const lead = why === '' ? '' : `${why}; `;
   if (engine.name === 'threadpool') {
     const ring = uringAvailability();
     const because = typeof ring === 'string' && !forced ? `io_uring unavailable: ${ring}` : "strategy 'threadpool'";
     return explained('threadpool', `${lead}${because}; the thread pool reads it (open, fstat, read, close)`);
+  }
+  if (large) {
+    const { uringChunk, uringInFlight } = tuning();
+    return explained('uring-chunked', `${lead}its path is cached: opened at once on the calling thread (openat2 RESOLVE_CACHED), then io_uring reads it in ${uringChunk}-byte chunks on its workers, ${uringInFlight} in flight`);
   }
   const ring = onRing(st);
   return explained(ring.strategy, `${lead}${forced ? "strategy 'uring': " : ''}${ring.reason}`);

@@ -9,8 +9,10 @@
 // while small pages (mostly from free lists that are not reported) took 37-41 ms either way. So
 // smartread advises them only where no free page reporting is seen.
 import * as fs from 'node:fs';
+import { originalReadFileSync } from './fs_originals';
 import * as path from 'node:path';
 
+/** Whether large destinations are advised huge pages here (engineInfo().hugePages), and why. */
 export interface HugePageAdvice {
   /** Whether destinations of 32 MiB and more are advised MADV_HUGEPAGE. */
   advised: boolean;
@@ -24,7 +26,7 @@ const VIRTIO_BALLOON_F_REPORTING = 5;
 
 function readText(file: string): string | null {
   try {
-    return fs.readFileSync(file, 'latin1').trim();
+    return originalReadFileSync(file, 'latin1').trim();
   } catch {
     return null;
   }

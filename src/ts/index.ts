@@ -1,7 +1,17 @@
-// smartread: read files as fast as Linux allows, with node:fs's arguments, results and errors.
+/**
+ * smartread: read files as fast as Linux allows, with node:fs's arguments, results and errors.
+ *
+ * `require('smartread')` or `import { smartRead } from 'smartread'`: the readers
+ * ({@link smartReadSync}, {@link smartRead}, {@link readMany}, {@link mapFile},
+ * {@link readInto}, {@link openReader}, {@link createReader}), and what tells how they read
+ * ({@link engineInfo}, {@link explain}, {@link metrics}, {@link tuning}).
+ *
+ * @module
+ */
 import { loadReport } from './engine';
 import { uringAvailability } from './strategies';
 import type { LoadReport } from './native';
+import { dropInStatus, type DropInStatus } from './drop_in';
 
 export { smartReadSync } from './read_sync';
 export { smartRead, readMany } from './read_async';
@@ -30,16 +40,30 @@ export type { WriteStrategy } from './write_engines';
 export { tuning, setTuning, useProfile } from './tuning';
 export type { Tuning, Profile } from './tuning';
 export type { PrefetchResult } from './prefetch';
-export type { Metrics, MetricsSnapshot, PromClientRegistry, ServedBy, StrategyMetrics } from './metrics';
+export type { BlockPoolMetrics, Metrics, MetricsSnapshot, PromClientRegistry, ServedBy, StrategyMetrics } from './metrics';
 export type { ReadManyOptions, SettledRead, SmartReadOptions } from './read_async';
 export type { Strategy } from './strategies';
 export type { PathLike, PathList, PathOrFd, ReadFileOptions } from './args';
 export type { FsError } from './errors';
 export type { HugePageAdvice } from './huge_pages';
+export { register, unregister } from './drop_in';
+export type { DropInStatus } from './drop_in';
 
+/** What {@link engineInfo} returns: the engine in use, where it came from, and what works here. */
 export interface EngineInfo extends LoadReport {
   /** Whether the io_uring engine is usable here, and why not when it is not. */
-  uring: { available: true } | { available: false; reason: string };
+  uring: {
+    /** io_uring reads are available. */
+    available: true;
+  } | {
+    /** io_uring reads are not available. */
+    available: false;
+    /** Why: not built with liburing, io_uring_setup refused (EPERM, ENOSYS), an op missing... */
+    reason: string;
+  };
+  /** Whether node:fs's readers are served by smartread in this thread (smartread/register), and
+   * why not when they are not. */
+  dropIn: DropInStatus;
 }
 
 /** Which engine this process reads with, where it came from, and why; sets io_uring up if needed. */
@@ -50,6 +74,7 @@ export function engineInfo(): EngineInfo {
     tried: [...loadReport.tried],
     hugePages: { ...loadReport.hugePages },
     uring: typeof ring === 'string' ? { available: false, reason: ring } : { available: true },
+    dropIn: dropInStatus(),
   };
 }
 export { explain } from './explain';

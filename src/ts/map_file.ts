@@ -13,6 +13,7 @@ export type MapAdvice = 'normal' | 'sequential' | 'random' | 'willneed' | 'hugep
 // In the order of the addon's table (mmap_file.cc kAdvice).
 const adviceNames: readonly MapAdvice[] = ['normal', 'sequential', 'random', 'willneed', 'hugepage'];
 
+/** Which part of the file {@link mapFile} maps, and how. */
 export interface MapFileOptions {
   /** Where the window starts in the file (any byte offset; default 0). */
   offset?: number;
@@ -35,6 +36,7 @@ export type MappedBuffer = Buffer & {
   readonly mapped: boolean;
   /** Unmaps now and detaches the Buffer; calling it again does nothing. */
   close(): void;
+  /** close(), for `using`. */
   [Symbol.dispose](): void;
 };
 
@@ -67,6 +69,10 @@ function withClose(raw: RawMapping): MappedBuffer {
  * Maps a file, or a window of it, and returns a Buffer over the mapping. Pages are read from
  * the page cache when touched; writes into the Buffer are private (copy-on-write) and never
  * reach the file. Only regular files can be mapped.
+ *
+ * @param path - The file.
+ * @param options - The window (`offset`, `length`), madvise `advice`, and `populate`.
+ * @returns A Buffer over the mapping, with `close()` and `mapped`.
  */
 export function mapFile(path: PathLike, options?: MapFileOptions | null): MappedBuffer {
   const target = getValidatedPath(path, mapFile);

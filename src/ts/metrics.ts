@@ -1,6 +1,7 @@
 // What smartread has read, per strategy: counts, bytes, errors, fast-path hits and misses, and
 // (while someone looks) a latency histogram; also published on a diagnostics channel.
 import * as diagnosticsChannel from 'node:diagnostics_channel';
+import { native } from './engine';
 
 /** What served a read: the cache-hit fast path, an engine, or the pure-JS fallback. */
 export type ServedBy = 'fast-path' | 'uring' | 'threadpool' | 'sync' | 'mmap' | 'js';
@@ -11,6 +12,7 @@ export const latencyBuckets: readonly number[] = [
   5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 ];
 
+/** What one engine (or the fast path) has read in this thread. */
 export interface StrategyMetrics {
   /** Reads that ended, with bytes or with an error. */
   reads: number;
@@ -19,18 +21,77 @@ export interface StrategyMetrics {
   /** Reads that failed. */
   errors: number;
   /** Timed reads (only while latency is recorded: see metrics.enableLatency). */
-  latency: { count: number; sumSeconds: number; buckets: Array<{ le: number; count: number }> };
+  latency: {
+    /** How many reads were timed. */
+    count: number;
+    /** Their total time, in seconds. */
+    sumSeconds: number;
+    /** The histogram: how many took at most `le` seconds (cumulative, as Prometheus's). */
+    buckets: Array<{
+      /** The bucket's upper bound in seconds (Infinity for the last). */
+      le: number;
+      /** Reads that took at most `le` seconds. */
+      count: number;
+    }>;
+  };
 }
 
+/** What `metrics()` returns: every counter of this thread at the time of the call. */
 export interface MetricsSnapshot {
+  /** Reads, bytes, errors and latencies by what served each read. */
   strategies: Record<ServedBy, StrategyMetrics>;
   /** Failed reads by error code (ENOENT, ERR_FS_FILE_TOO_LARGE, ABORT_ERR...). */
   errorsByCode: Record<string, number>;
   /** Reads 'auto' served from memory on the calling thread, and those it passed on. */
-  fastPath: { hits: number; misses: number };
-  /** Whether reads are being counted, and whether their latencies are recorded. */
+  fastPath: {
+    /** Reads the fast path answered. */
+    hits: number;
+    /** Reads it passed on to io_uring or the thread pool. */
+    misses: number;
+  };
+  /** This thread's pool of recycled blocks for large results (see tuning().blockPoolFrom):
+   * the bytes and blocks it holds idle, those results hold now, the results that got a
+   * recycled block (hits) or a new one (misses), the blocks given back to the system; and the
+   * bytes the pools of every thread of the process hold mapped, idle or lent. */
+  blockPool: BlockPoolMetrics;
+  /** Whether reads are being counted (metrics.enable). */
   enabled: boolean;
+  /** Whether their latencies are recorded (metrics.enableLatency). */
   latencyEnabled: boolean;
+}
+
+/** This thread's pool of recycled blocks for large results (all 0 on the pure-JS engine). */
+export interface BlockPoolMetrics {
+  /** Bytes the pool holds with no result in them. */
+  idleBytes: number;
+  /** Blocks the pool holds with no result in them. */
+  idleBlocks: number;
+  /** Bytes of blocks that results (Buffers not yet collected) hold now. */
+  lentBytes: number;
+  /** Blocks that results hold now. */
+  lentBlocks: number;
+  /** Results that got a recycled block. */
+  hits: number;
+  /** Results that got a new block. */
+  misses: number;
+  /** Blocks given back to the system: idle too long, past the bound, or at teardown. */
+  released: number;
+  /** Bytes the pools of every thread of the process hold mapped, idle or lent. */
+  processBytes: number;
+}
+
+// The pool's counters are the addon's, since it started; reset() keeps where they were.
+const blockPoolZero = { hits: 0, misses: 0, released: 0 };
+
+function blockPoolMetrics(): BlockPoolMetrics {
+  const stats = native?.blockPoolStats() ?? null;
+  if (stats === null) return { idleBytes: 0, idleBlocks: 0, lentBytes: 0, lentBlocks: 0, hits: 0, misses: 0, released: 0, processBytes: 0 };
+  return {
+    ...stats,
+    hits: stats.hits - blockPoolZero.hits,
+    misses: stats.misses - blockPoolZero.misses,
+    released: stats.released - blockPoolZero.released,
+  };
 }
 
 interface Counters {
@@ -112,6 +173,7 @@ function snapshot(): MetricsSnapshot {
     strategies,
     errorsByCode: Object.fromEntries(errorsByCode),
     fastPath: { ...fastPath },
+    blockPool: blockPoolMetrics(),
     enabled: countingEnabled,
     latencyEnabled: latencyEnabled && countingEnabled,
   };
@@ -126,7 +188,7 @@ interface Sample {
 interface Family {
   name: string;
   help: string;
-  type: 'counter' | 'histogram';
+  type: 'counter' | 'gauge' | 'histogram';
   values: Sample[];
 }
 
@@ -160,6 +222,14 @@ function families(): Family[] {
       values: [{ labels: { outcome: 'hit' }, value: s.fastPath.hits }, { labels: { outcome: 'miss' }, value: s.fastPath.misses }],
     },
     {
+      name: 'smartread_block_pool_bytes', help: 'Bytes of recycled blocks for large results, idle in the pool or lent to results.', type: 'gauge',
+      values: [{ labels: { state: 'idle' }, value: s.blockPool.idleBytes }, { labels: { state: 'lent' }, value: s.blockPool.lentBytes }],
+    },
+    {
+      name: 'smartread_block_pool_takes_total', help: 'Large results read into a recycled block (hit) or a new one (miss).', type: 'counter',
+      values: [{ labels: { outcome: 'hit' }, value: s.blockPool.hits }, { labels: { outcome: 'miss' }, value: s.blockPool.misses }],
+    },
+    {
       name: 'smartread_read_duration_seconds', help: 'Latency of reads, by what served them (recorded while enabled).',
       type: 'histogram', values: latency,
     },
@@ -185,6 +255,11 @@ function prometheusText(): string {
 
 /** What registerPromClient needs of a prom-client Registry. */
 export interface PromClientRegistry {
+  /**
+   * Adds a metric (a collector that reads smartread's counters at each scrape).
+   *
+   * @param metric - A prom-client metric.
+   */
   registerMetric(metric: unknown): void;
 }
 
@@ -212,22 +287,42 @@ function registerPromClient(registry?: PromClientRegistry): void {
   latencyEnabled = true;
 }
 
+/**
+ * The type of {@link metrics}: a function that returns a snapshot, with the methods that
+ * export, switch and reset the counters.
+ */
 export interface Metrics {
   /** A snapshot of every counter. */
   (): MetricsSnapshot;
   /** The same in Prometheus's text exposition format. */
   prometheus(): string;
-  /** Starts (or stops) timing every read into the latency histogram. */
+  /**
+   * Starts (or stops) timing every read into the latency histogram.
+   *
+   * @param on - true (the default) to time reads, false to stop.
+   */
   enableLatency(on?: boolean): void;
-  /** Turns counting on (the default) or off (also SMARTREAD_METRICS=0); the channel still publishes. */
+  /**
+   * Turns counting on (the default) or off (also SMARTREAD_METRICS=0); the channel still publishes.
+   *
+   * @param on - true (the default) to count reads, false to stop.
+   */
   enable(on?: boolean): void;
   /** Zeroes every counter (between test phases, or after a scrape that resets). */
   reset(): void;
-  /** Registers the same metrics in a prom-client registry (its default one when none is
-   * given; prom-client must then be installed) and starts recording latencies. */
+  /**
+   * Registers the same metrics in a prom-client registry and starts recording latencies.
+   *
+   * @param registry - A prom-client Registry; its default one when none is given (prom-client
+   * must then be installed).
+   */
   registerPromClient(registry?: PromClientRegistry): void;
 }
 
+/**
+ * What smartread has read in this thread, by what served each read: `metrics()` for a
+ * snapshot, `metrics.prometheus()` for the Prometheus text format.
+ */
 export const metrics: Metrics = Object.assign(snapshot, {
   prometheus: prometheusText,
   registerPromClient,
@@ -244,5 +339,7 @@ export const metrics: Metrics = Object.assign(snapshot, {
     }
     errorsByCode.clear();
     fastPath.hits = fastPath.misses = 0;
+    const stats = native?.blockPoolStats() ?? null;
+    if (stats !== null) Object.assign(blockPoolZero, { hits: stats.hits, misses: stats.misses, released: stats.released });
   },
 });

@@ -2,6 +2,7 @@
 // loader that finds it. Public types live in index.ts; nothing here is part of the API.
 import { hugePageAdvice, type HugePageAdvice } from './huge_pages';
 import { maxReadLength } from './limits';
+import type { Tuning } from './tuning';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -57,12 +58,26 @@ export interface Engine {
 /** The asynchronous contract: Engine.readFileSync's arguments and results, as a promise. */
 export type AsyncRead = (target: string | Buffer | number, flags: number, statUserFd: boolean, confine?: Confine) => Promise<RawResult>;
 
+/** What the recycled-block pool holds and has done (native: BlockPoolStats). */
+export interface BlockPoolStats {
+  idleBytes: number;
+  idleBlocks: number;
+  lentBytes: number;
+  lentBlocks: number;
+  hits: number;
+  misses: number;
+  released: number;
+  processBytes: number;
+}
+
 export interface NativeBinding {
   setup(options: { maxLength: number; hugePages: boolean }): void;
   readonly features: { liburing: boolean };
   /** The thresholds of this environment (instance.h Tuning), and a change of them. */
-  tuning(): { fastPathMax: number; fastPathMaxInMemory: number; uringChunk: number; uringInFlight: number; uringAsyncFrom: number };
-  setTuning(tuning: { fastPathMax: number; fastPathMaxInMemory: number; uringChunk: number; uringInFlight: number; uringAsyncFrom: number }): void;
+  tuning(): Tuning;
+  setTuning(tuning: Tuning): void;
+  /** The block pool's figures (block_pool.h BlockPoolStats), or null where there is none. */
+  blockPoolStats(): BlockPoolStats | null;
   /** The slab that small results are read into from now on (held by the addon). */
   setPool(pool: Buffer): void;
   /** Engine.readFileSync, plus: a regular file of at most 4 KiB that fits in the pool after
@@ -73,21 +88,31 @@ export interface NativeBinding {
   /** Readahead (posix_fadvise WILLNEED) of each path, on one pool thread; failures by index. */
   prefetch(paths: Array<string | Buffer>): Promise<{ started: number; failures: Array<RawFailure & { index: number }> }>;
   pageCacheResidency(path: string | Buffer): { size: number; cached: number } | RawFailure;
-  /** [mode, size, mtimeMs, ino, dev] of a path resolved under a confinement (openat2 O_PATH). */
+  /** [mode, size, mtimeMs, ino, dev, ctimeMs] of a path resolved under a confinement (openat2 O_PATH). */
   statBeneath(path: string | Buffer, rootFd?: number, resolve?: number): Float64Array | RawFailure;
+  /** statBeneath's array for one unconfined fstatat(dirfd, path): only to check that a path a
+   * confined lookup resolved still names the same file. */
+  statAt(path: string | Buffer, dirfd: number): Float64Array | RawFailure;
   /** A descriptor (O_CLOEXEC) opened with `flags` under a confinement, as a confined read opens. */
   openBeneath(path: string | Buffer, flags: number, rootFd?: number, resolve?: number): number | RawFailure;
   /** The cache-hit fast path: the file read without blocking (openat2 RESOLVE_CACHED, preadv2
    * RWF_NOWAIT), or null when that is not possible; pooled like readFileSync. Paths only. */
-  cachedRead(target: string | Buffer, flags: number, poolOffset: number, rootFd?: number, resolve?: number): RawResult | number | null;
+  cachedRead(target: string | Buffer, flags: number, poolOffset: number, rootFd?: number, resolve?: number): RawResult | number | null | false;
   /** The fast path over paths[start..end), at most 64 of them, strings only, in one call: for
    * each, results[2k] is a small result's byte count (the bytes are in the returned Buffer at
-   * results[2k + 1]), -2 for a hit left as a Buffer in out[k], or -1 for anything else (a
-   * miss, an error, not a string). With onRing (the next engine is io_uring), names that were
+   * results[2k + 1]), -2 for a hit left as a Buffer in out[k], -1 for anything else (a
+   * miss, an error, not a string), or -3 for the paths after the run ended (the fast path's
+   * budget was used up; the next run starts at the first of them). With onRing (the next engine is io_uring), names that were
    * small regular files last time are read in one io_uring batch. Returns undefined when
    * there is no small result. */
   cachedReadBatch(paths: readonly unknown[], start: number, end: number, flags: number,
     results: Int32Array, out: unknown[], onRing: boolean, rootFd?: number, resolve?: number): Buffer | undefined;
+  /** readMany's fast path on a pool thread: the small regular files of paths[start..end) (at
+   * most 64) read without waiting, into one Buffer. results[2k] is a hit's byte count (its
+   * bytes at results[2k + 1] in the Buffer), -1 for a miss (not in memory: for the engines), or
+   * -4 for a path left to the JS thread's fast path (anything else). */
+  cachedReadRun(paths: readonly unknown[], start: number, end: number, flags: number,
+    rootFd?: number, resolve?: number): Promise<[Buffer, Int32Array]>;
   /** AsyncRead on libuv's thread pool. */
   threadpoolRead(target: string | Buffer | number, flags: number, statUserFd: boolean, rootFd?: number, resolve?: number): Promise<RawResult>;
   mapFile: Engine['mapFile'];
@@ -129,8 +154,10 @@ export interface NativeBinding {
   /** Sets the ring up on first use: null when io_uring is usable, else why not. Absent when
    * the addon was built without liburing. */
   uringStatus?(): string | null;
-  /** AsyncRead on the ring; `id` names it for uringCancel. Queued until uringSubmit(). */
-  uringRead?(target: string | Buffer | number, flags: number, statUserFd: boolean, id: number, rootFd?: number, resolve?: number): Promise<RawResult>;
+  /** AsyncRead on the ring; `id` names it for uringCancel. Queued until uringSubmit(). With
+   * `large` (a path the fast path found cached, too large for it), the file is opened at once
+   * and read in parallel chunks. */
+  uringRead?(target: string | Buffer | number, flags: number, statUserFd: boolean, id: number, rootFd?: number, resolve?: number, large?: boolean): Promise<RawResult>;
   /** Submits what was queued since the last call (reads started in one tick share it). */
   uringSubmit?(): void;
   /** Cancels read `id` in the kernel; its promise still settles once the ring is done with it. */
@@ -155,7 +182,7 @@ export interface LoadReport {
   reason?: string;
   /** Every place looked at, with what happened there. */
   tried: string[];
-  /** Whether large destinations are advised MADV_HUGEPAGE, and why (see huge_pages.ts). */
+  /** Whether large destinations are advised MADV_HUGEPAGE, and why. */
   hugePages: HugePageAdvice;
 }
 

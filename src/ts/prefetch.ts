@@ -4,12 +4,18 @@ import { native } from './engine';
 import { failureToError } from './errors';
 import { getValidatedPath, pathList, type PathLike, type PathList } from './args';
 
+/** What {@link prefetch} started, and what it could not. */
 export interface PrefetchResult {
   /** Files whose readahead was started (on the JS engine: files read through once). */
   started: number;
   /** Paths that could not be prefetched, with node:fs-style errors. Other kinds of files than
    * regular ones (directories, FIFOs, devices) are skipped without an error. */
-  failed: Array<{ path: PathLike; error: Error }>;
+  failed: Array<{
+    /** The path, as given. */
+    path: PathLike;
+    /** Why it could not be prefetched. */
+    error: Error;
+  }>;
 }
 
 // The JS engine has no fadvise: it reads each file through a small buffer and drops the bytes,
@@ -48,7 +54,11 @@ async function prefetchJs(paths: PathLike[], targets: Array<string | Buffer>): P
 
 /**
  * Starts readahead of whole files (posix_fadvise WILLNEED, on one pool thread for the list) and
- * resolves once it is under way, not when the bytes are in memory.
+ * resolves once it is under way, not when the bytes are in memory, so that a later smartRead
+ * finds them cached. Directories, FIFOs and devices are skipped.
+ *
+ * @param paths - The files, any iterable.
+ * @returns How many were started, and those that failed with why.
  */
 export async function prefetch(paths: PathList<PathLike>): Promise<PrefetchResult> {
   const list = pathList(paths, prefetch);

@@ -2,17 +2,22 @@
 import { engineFor, strategyNames, type AsyncEngine, type Strategy } from './strategies';
 import { abortError, failureToError, invalidArgValue, outOfRange, strategyUnavailable } from './errors';
 import { getOptions, getValidatedPath, isFd, pathList, stringToFlags, type PathList, type PathOrFd, type ReadFileOptions } from './args';
-import { readFile, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
+import { originalReadFile } from './fs_originals';
 import type { RawFailure, RawResult } from './native';
-import { kCachedRunMax, loadReport } from './engine';
+import { kCachedRunMax, kRunMiss, loadReport } from './engine';
+import { availableParallelism } from 'node:os';
 import { countFastPath, recordRead, timing, type ServedBy } from './metrics';
 import { Root, type ConfineOptions } from './confine';
+import { tuning } from './tuning';
 
+/** smartRead's options: fs.promises.readFile's, a root to read beneath, and the engine. */
 export interface SmartReadOptions extends ReadFileOptions, ConfineOptions {
   /** The engine: 'auto' (the default) chooses; the others force one, or fail where it is missing. */
   strategy?: Strategy;
 }
 
+/** readMany's options: smartRead's, which apply to every path, and how the list is read. */
 export interface ReadManyOptions extends SmartReadOptions {
   /** How many reads are in flight at once (default 64). */
   concurrency?: number;
@@ -20,7 +25,24 @@ export interface ReadManyOptions extends SmartReadOptions {
   settle?: boolean;
 }
 
-export type SettledRead<T> = { status: 'fulfilled'; value: T } | { status: 'rejected'; reason: Error };
+/**
+ * One path's outcome in `readMany(paths, { settle: true })`, shaped as Promise.allSettled's.
+ *
+ * @typeParam T - The result of a read that succeeded: a Buffer, or a string with an encoding.
+ */
+export type SettledRead<T> =
+  | {
+    /** The read succeeded. */
+    status: 'fulfilled';
+    /** What it read. */
+    value: T;
+  }
+  | {
+    /** The read failed. */
+    status: 'rejected';
+    /** Its node:fs-style error. */
+    reason: Error;
+  };
 
 // What a read needs once its arguments are known to be valid.
 export interface Request {
@@ -98,14 +120,14 @@ function flagsOrNull(flag: unknown): number | null {
   }
 }
 
-// How many cache hits readMany's lanes take in one turn of the event loop: ~64 × 4 µs, a
-// fraction of a millisecond.
-const kHitsBeforeYield = 64;
 // The first run of a readMany call, and the first after a cold stretch, is this short: on a cold
 // list each miss costs the calling thread tens of µs (RWF_NOWAIT starts the readahead before it
 // gives EAGAIN), and a whole run of misses would hold the loop for milliseconds. A run with a hit
 // lets the next be as long as the engine takes (kCachedRunMax).
 const kFirstRun = 16;
+// Pool threads that read runs of readMany's list beside the JS thread: one per other core, at
+// most as many as libuv's pool has by default.
+const spareCores = Math.max(1, Math.min(availableParallelism() - 1, 3));
 
 // One 'abort' listener per signal, shared by all the reads waiting on it (hundreds, in a
 // readMany), removed when the last of them settles.
@@ -175,7 +197,7 @@ let readErrorsNamePath: Promise<boolean> | undefined;
 
 function nodeNamesPathInReadErrors(): Promise<boolean> {
   return readErrorsNamePath ??= new Promise((resolve) => {
-    readFile(__dirname, (err) => resolve(err?.path !== undefined));
+    originalReadFile(__dirname, (err) => resolve(err?.path !== undefined));
   });
 }
 
@@ -200,7 +222,7 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
   const started = timing() ? performance.now() : -1;
   let by = servedBy(engine);
   try {
-    let raw: RawResult | null = null;
+    let raw: RawResult | null | false = null;
     const confine = req.root?.confine;
     if (tryNow && engine.readNow) {
       const endUse = req.root?.use();
@@ -209,14 +231,18 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
       } finally {
         endUse?.();
       }
-      countFastPath(raw !== null);
-      if (raw !== null) by = 'fast-path';
+      const hit = raw !== null && raw !== false;
+      countFastPath(hit);
+      if (hit) by = 'fast-path';
     }
-    if (raw === null) {
+    if (raw === null || raw === false) {
       const id = nextId++;
       // The root stays open until the engine is done with it, even after an abort.
       const endUse = req.root?.use();
-      const pending = engine.read(target, req.flags, true, id, confine);
+      // A large file the fast path found cached goes out in parallel chunks at once.
+      const pending = raw === false && engine.readLarge && typeof target !== 'number'
+        ? engine.readLarge(target, req.flags, id, confine)
+        : engine.read(target, req.flags, true, id, confine);
       if (endUse) pending.then(endUse, endUse);
       raw = signal ? await untilAborted(pending, signal, () => engine.cancel?.(id), caller) : await pending;
     }
@@ -230,10 +256,34 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
   }
 }
 
+/**
+ * Reads a whole file into a Buffer without blocking: the counterpart of fs.promises.readFile
+ * (and of fs.readFile, as it also takes an fd), with its arguments, result and errors.
+ *
+ * @param path - The file, or an fd (read from its current position, left open).
+ * @param options - The open flag, an AbortSignal, and the engine (`strategy`, default 'auto').
+ * @returns The file's bytes.
+ */
 export function smartRead(path: PathOrFd, options?: { encoding?: null; flag?: string | number; signal?: AbortSignal; strategy?: Strategy } | null): Promise<Buffer>;
+/**
+ * Reads a whole file and decodes it without blocking, as fs.promises.readFile does with an
+ * encoding.
+ *
+ * @param path - The file, or an fd (read from its current position, left open).
+ * @param options - The encoding, or `{ encoding, flag, signal, strategy }`.
+ * @returns The file's text.
+ */
 export function smartRead(path: PathOrFd, options: { encoding: BufferEncoding; flag?: string | number; signal?: AbortSignal; strategy?: Strategy } | BufferEncoding): Promise<string>;
+/**
+ * Reads a whole file without blocking, as fs.promises.readFile does; a string when an encoding
+ * is given. `strategy: 'auto'` reads a small cached file on the calling thread, others through
+ * io_uring or the thread pool; the promise always settles asynchronously.
+ *
+ * @param path - The file, or an fd (read from its current position, left open).
+ * @param options - An encoding, or {@link SmartReadOptions}.
+ * @returns The file's bytes, or its text when an encoding is given.
+ */
 export function smartRead(path: PathOrFd, options?: SmartReadOptions | BufferEncoding | null): Promise<string | Buffer>;
-/** The counterpart of fs.promises.readFile (and of fs.readFile, as it also takes an fd). */
 export async function smartRead(path: PathOrFd, options?: SmartReadOptions | BufferEncoding | null): Promise<string | Buffer> {
   const common = commonOptions(options, smartRead);
   try {
@@ -245,14 +295,42 @@ export async function smartRead(path: PathOrFd, options?: SmartReadOptions | Buf
   }
 }
 
-export function readMany(paths: PathList<PathOrFd>, options: ReadManyOptions & { settle: true }): Promise<SettledRead<Buffer | string>[]>;
-export function readMany(paths: PathList<PathOrFd>, options: (ReadManyOptions & { encoding: BufferEncoding }) | BufferEncoding): Promise<string[]>;
-export function readMany(paths: PathList<PathOrFd>, options?: ReadManyOptions | null): Promise<Buffer[]>;
-export function readMany(paths: PathList<PathOrFd>, options?: ReadManyOptions | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>>;
 /**
- * Reads every path with at most `concurrency` in flight; results in input order. Rejects with
- * the first error (node:fs-style, naming its file) unless `settle` is set.
+ * Reads every path, and resolves with one outcome per path in input order, as
+ * Promise.allSettled does: no read's error rejects the whole.
+ *
+ * @param paths - The files (or fds), any iterable.
+ * @param options - `settle: true`, and {@link ReadManyOptions}.
+ * @returns `{ status: 'fulfilled', value }` or `{ status: 'rejected', reason }` per path.
  */
+export function readMany(paths: PathList<PathOrFd>, options: ReadManyOptions & { settle: true }): Promise<SettledRead<Buffer | string>[]>;
+/**
+ * Reads and decodes every path, with at most `concurrency` reads in flight.
+ *
+ * @param paths - The files (or fds), any iterable.
+ * @param options - The encoding, or {@link ReadManyOptions} with one.
+ * @returns Each file's text, in input order.
+ */
+export function readMany(paths: PathList<PathOrFd>, options: (ReadManyOptions & { encoding: BufferEncoding }) | BufferEncoding): Promise<string[]>;
+/**
+ * Reads every path, with at most `concurrency` reads in flight (default 64), and resolves with
+ * their bytes in input order; rejects with the first error (node:fs-style, naming its file),
+ * as Promise.all over fs.promises.readFile does, and starts no further reads.
+ *
+ * @param paths - The files (or fds), any iterable.
+ * @param options - {@link ReadManyOptions}: those of smartRead, `concurrency` and `settle`.
+ * @returns Each file's bytes, in input order.
+ */
+export function readMany(paths: PathList<PathOrFd>, options?: ReadManyOptions | null): Promise<Buffer[]>;
+/**
+ * Reads every path, with at most `concurrency` reads in flight; results in input order. Rejects
+ * with the first error (node:fs-style, naming its file) unless `settle` is set.
+ *
+ * @param paths - The files (or fds), any iterable.
+ * @param options - An encoding, or {@link ReadManyOptions}.
+ * @returns Per path: its bytes, its text (with an encoding), or its outcome (with `settle`).
+ */
+export function readMany(paths: PathList<PathOrFd>, options?: ReadManyOptions | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>>;
 export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOptions | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>> {
   const list = pathList(paths, readMany);
   const many = options !== null && typeof options === 'object' ? options : {};
@@ -273,6 +351,10 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
   // a run of misses is spread over the lanes instead of queueing behind one.
   const missed: number[] = [];
   let nextMissed = 0;
+  // Paths a run on a pool thread left to the lanes' own fast path (not small regular files,
+  // errors, no room in its slab).
+  const left: number[] = [];
+  let nextLeft = 0;
   // A run without a single hit (a cold list) makes the fast path sit out a stretch of the list
   // that doubles with each such run; those paths go straight to the engine. A hit ends it.
   let fastPathFrom = 0;
@@ -320,14 +402,18 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
     }
   };
 
-  // Cache hits are taken at once, without a promise each; once the lanes have taken a few
-  // dozen in one turn of the event loop, they wait for the next turn, so that a list of cached
-  // files cannot hold the loop for long.
-  let hitsThisTurn = 0;
+  // Cache hits are taken at once, without a promise each, a run of them per call (whose copies
+  // fit the fast path's budget); once the lanes have spent half that budget in one turn of the
+  // event loop, they wait for the next turn, so that a list of cached files cannot hold the
+  // loop for longer than about the budget.
+  const turnBudgetMs = tuning().fastPathBudgetUs / 2000;
+  let turnStarted = -1;
+  const endTurn = () => {
+    turnStarted = -1;
+  };
   let nextTurn: Promise<void> | null = null;
   const waitForNextTurn = () => nextTurn ??= new Promise<void>((resolve) => setImmediate(() => {
     nextTurn = null;
-    hitsThisTurn = 0;
     resolve();
   }));
 
@@ -338,15 +424,29 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
         await readThrough(missed[nextMissed++], 'missed');
         continue;
       }
-      if (next >= list.length) break;
+      const leftOver = nextLeft < left.length;
+      if (!leftOver && next >= list.length) break;
       const start = next;
-      if (runFlags === null || typeof list[start] !== 'string' || start < fastPathFrom) {
-        next++;
-        await readThrough(start, runFlags !== null && start < fastPathFrom ? 'skip' : 'try');
+      const fastPath = leftOver || (runFlags !== null && typeof list[start] === 'string' && start >= fastPathFrom);
+      if (fastPath) {
+        // What the fast path reads holds the JS thread: the lanes' share of a turn is bounded.
+        const now = performance.now();
+        if (turnStarted < 0) {
+          // The turn's clock starts with its first read, and stops when the loop next turns.
+          turnStarted = now;
+          setImmediate(endTurn);
+        } else if (now - turnStarted >= turnBudgetMs) {
+          await waitForNextTurn();
+          continue;
+        }
+      }
+      if (leftOver) {
+        await readThrough(left[nextLeft++], 'try');
         continue;
       }
-      if (hitsThisTurn >= kHitsBeforeYield) {
-        await waitForNextTurn();
+      if (!fastPath) {
+        next++;
+        await readThrough(start, runFlags !== null && start < fastPathFrom ? 'skip' : 'try');
         continue;
       }
       // A run of paths tried by the fast path in one call (misses are shared out among the
@@ -356,7 +456,7 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
       const endUse = common.root?.use();
       let count: number;
       try {
-        count = engine.readNowMany!(list, start, start + want, runFlags, run, common.root?.confine);
+        count = engine.readNowMany!(list, start, start + want, runFlags!, run, common.root?.confine);
       } finally {
         endUse?.();
       }
@@ -372,7 +472,6 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
           takeHit(start + k, raw, started);
         }
       }
-      hitsThisTurn += hits;
       if (hits === 0) {
         coldStretch = Math.min(Math.max(coldStretch * 2, 64), 1024);
         fastPathFrom = next + coldStretch;
@@ -383,10 +482,52 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
       }
     }
   };
-  const running = Array.from({ length: lanes }, lane);
+  // While the lanes read runs on the JS thread, runs further on are read on pool threads, one
+  // per spare core: a list of cached files is read by every core. A run there without a single
+  // hit (a cold list) ends this for the call; its misses go to the engines as the lanes' do.
+  let elsewhere = engine.readElsewhereMany !== undefined && runFlags !== null && list.length > 2 * kCachedRunMax;
+  const readElsewhere = async () => {
+    while (!failed && elsewhere && next < list.length) {
+      const start = next;
+      const end = Math.min(start + Math.min(kCachedRunMax, concurrency), list.length);
+      next = end;
+      const started = timing() ? performance.now() : -1;
+      const endUse = common.root?.use();
+      let out: Array<Buffer | number>;
+      try {
+        out = await engine.readElsewhereMany!(list, start, end, runFlags!, common.root?.confine);
+      } finally {
+        endUse?.();
+      }
+      if (failed) return;
+      let hits = 0;
+      for (let k = 0; k < out.length; k++) {
+        const value = out[k];
+        if (typeof value !== 'number') {
+          hits++;
+          takeHit(start + k, value, started);
+        } else if (value === kRunMiss) {
+          missed.push(start + k);
+        } else {
+          left.push(start + k);
+        }
+      }
+      if (hits === 0) elsewhere = false;
+    }
+  };
+  const pending = () => nextMissed < missed.length || nextLeft < left.length;
+  const readAll = async () => {
+    await Promise.all([
+      ...Array.from({ length: lanes }, lane),
+      ...Array.from({ length: elsewhere ? spareCores : 0 }, readElsewhere),
+    ]);
+    // What the last runs elsewhere passed on after the lanes had ended.
+    while (!failed && pending()) await Promise.all(Array.from({ length: lanes }, lane));
+  };
+  const running = readAll();
   // A root opened for this call is released once every lane has ended (reads may still be on
   // their way in the kernel after a rejection; they hold the root themselves).
-  if (common.ownsRoot) void Promise.allSettled(running).then(() => common.root!.release());
-  await Promise.all(running);
+  if (common.ownsRoot) void running.then(() => common.root!.release(), () => common.root!.release());
+  await running;
   return results;
 }

@@ -8,6 +8,7 @@ import {
 } from './args';
 import type { RawFailure } from './native';
 
+/** Where readInto and readIntoSync put the bytes, and where they read them from. */
 export interface ReadIntoOptions {
   /** Where in the buffer the bytes go (default 0). */
   offset?: number;
@@ -18,8 +19,15 @@ export interface ReadIntoOptions {
   position?: number | bigint | null;
 }
 
+/**
+ * What {@link readInto} resolves with: the shape of fs.promises FileHandle.read's result.
+ *
+ * @typeParam T - The buffer's type.
+ */
 export interface ReadIntoResult<T extends NodeJS.ArrayBufferView> {
+  /** How many bytes were read (fewer than asked at the end of the file). */
   bytesRead: number;
+  /** The buffer that was given. */
   buffer: T;
 }
 
@@ -67,13 +75,28 @@ function isFailure(raw: number | RawFailure): raw is RawFailure {
   return typeof raw !== 'number';
 }
 
-export function readIntoSync(pathOrFd: PathOrFd, buffer: NodeJS.ArrayBufferView, options?: ReadIntoOptions | null): number;
-export function readIntoSync(pathOrFd: PathOrFd, buffer: NodeJS.ArrayBufferView, offset?: number | null, length?: number, position?: number | bigint | null): number;
 /**
  * Reads into `buffer` and returns how many bytes were read, as fs.readSync, from an fd (one
  * read, at `position` or, without one, at the fd's position) or from a path (opened, read from
  * `position` until the range is full or the file ends, closed).
+ *
+ * @param pathOrFd - A path, or an open fd.
+ * @param buffer - Where the bytes go: a Buffer, TypedArray or DataView.
+ * @param options - `offset` and `length` in the buffer, `position` in the file.
+ * @returns How many bytes were read.
  */
+export function readIntoSync(pathOrFd: PathOrFd, buffer: NodeJS.ArrayBufferView, options?: ReadIntoOptions | null): number;
+/**
+ * readIntoSync with fs.readSync's positional arguments.
+ *
+ * @param pathOrFd - A path, or an open fd.
+ * @param buffer - Where the bytes go: a Buffer, TypedArray or DataView.
+ * @param offset - Where in the buffer the bytes go (default 0).
+ * @param length - How many bytes to read (default: the rest of the buffer).
+ * @param position - Where in the file to read from (null or -1: an fd's current position).
+ * @returns How many bytes were read.
+ */
+export function readIntoSync(pathOrFd: PathOrFd, buffer: NodeJS.ArrayBufferView, offset?: number | null, length?: number, position?: number | bigint | null): number;
 export function readIntoSync(pathOrFd: PathOrFd, buffer: NodeJS.ArrayBufferView, ...args: unknown[]): number {
   const req = validate(pathOrFd, buffer, args, readIntoSync);
   if (req === null) return 0;
@@ -82,12 +105,29 @@ export function readIntoSync(pathOrFd: PathOrFd, buffer: NodeJS.ArrayBufferView,
   return raw;
 }
 
-export function readInto<T extends NodeJS.ArrayBufferView>(pathOrFd: PathOrFd, buffer: T, options?: ReadIntoOptions | null): Promise<ReadIntoResult<T>>;
-export function readInto<T extends NodeJS.ArrayBufferView>(pathOrFd: PathOrFd, buffer: T, offset?: number | null, length?: number, position?: number | bigint | null): Promise<ReadIntoResult<T>>;
 /**
- * readIntoSync on libuv's thread pool, as a promise of `{ bytesRead, buffer }` (the shape of
- * fs.promises FileHandle.read). Invalid arguments reject; nothing throws synchronously.
+ * {@link readIntoSync} on libuv's thread pool, as a promise of `{ bytesRead, buffer }` (the
+ * shape of fs.promises FileHandle.read). Invalid arguments reject; nothing throws synchronously.
+ *
+ * @typeParam T - The buffer's type.
+ * @param pathOrFd - A path, or an open fd.
+ * @param buffer - Where the bytes go: a Buffer, TypedArray or DataView.
+ * @param options - `offset` and `length` in the buffer, `position` in the file.
+ * @returns How many bytes were read, and the buffer.
  */
+export function readInto<T extends NodeJS.ArrayBufferView>(pathOrFd: PathOrFd, buffer: T, options?: ReadIntoOptions | null): Promise<ReadIntoResult<T>>;
+/**
+ * readInto with fs.read's positional arguments.
+ *
+ * @typeParam T - The buffer's type.
+ * @param pathOrFd - A path, or an open fd.
+ * @param buffer - Where the bytes go: a Buffer, TypedArray or DataView.
+ * @param offset - Where in the buffer the bytes go (default 0).
+ * @param length - How many bytes to read (default: the rest of the buffer).
+ * @param position - Where in the file to read from (null or -1: an fd's current position).
+ * @returns How many bytes were read, and the buffer.
+ */
+export function readInto<T extends NodeJS.ArrayBufferView>(pathOrFd: PathOrFd, buffer: T, offset?: number | null, length?: number, position?: number | bigint | null): Promise<ReadIntoResult<T>>;
 export async function readInto<T extends NodeJS.ArrayBufferView>(pathOrFd: PathOrFd, buffer: T, ...args: unknown[]): Promise<ReadIntoResult<T>> {
   const req = validate(pathOrFd, buffer, args, readInto);
   if (req === null) return { bytesRead: 0, buffer };

@@ -10,8 +10,33 @@ import type { ConfineOptions } from './confine';
 
 const { O_RDONLY } = fsConstants;
 
+/**
+ * Reads a whole file into a Buffer on the calling thread: the counterpart of fs.readFileSync,
+ * with its arguments, result and errors.
+ *
+ * @param path - The file, or an fd (read from its current position, left open).
+ * @param options - The open flag (default 'r'), and a `root` to read beneath.
+ * @returns The file's bytes.
+ * @throws fs.readFileSync's errors (`ENOENT`, `EISDIR`, `ERR_INVALID_ARG_TYPE`...).
+ */
 export function smartReadSync(path: PathOrFd, options?: { encoding?: null; flag?: string | number } | null): Buffer;
+/**
+ * Reads a whole file and decodes it, on the calling thread, as fs.readFileSync does with an
+ * encoding.
+ *
+ * @param path - The file, or an fd (read from its current position, left open).
+ * @param options - The encoding, or `{ encoding, flag }`.
+ * @returns The file's text.
+ */
 export function smartReadSync(path: PathOrFd, options: { encoding: BufferEncoding; flag?: string | number } | BufferEncoding): string;
+/**
+ * Reads a whole file on the calling thread, as fs.readFileSync does; a string when an encoding
+ * is given. Files over 2 GiB are read too, up to buffer.constants.MAX_LENGTH.
+ *
+ * @param path - The file, or an fd (read from its current position, left open).
+ * @param options - An encoding, or `{ encoding, flag, root, noSymlinks }`.
+ * @returns The file's bytes, or its text when an encoding is given.
+ */
 export function smartReadSync(path: PathOrFd, options?: (ReadFileOptions & ConfineOptions) | BufferEncoding | null): string | Buffer;
 export function smartReadSync(path: PathOrFd, options?: (ReadFileOptions & ConfineOptions) | BufferEncoding | null): string | Buffer {
   // The common call, a string path and no options, goes straight to the engine.

@@ -12,9 +12,11 @@ import {
 import { queueUringSubmit, uringAvailability } from './strategies';
 import type { NativeBinding, RawFailure } from './native';
 
+/** What serves an {@link openReader} handle's reads: 'auto' chooses, the others force one. */
 export type ReaderStrategy = 'auto' | 'uring' | 'threadpool';
 const readerStrategies: readonly ReaderStrategy[] = ['auto', 'uring', 'threadpool'];
 
+/** How {@link openReader} reads the file. */
 export interface OpenReaderOptions {
   /** 'auto' (default): io_uring where available, else the thread pool; the others force one. */
   strategy?: ReaderStrategy;
@@ -52,7 +54,13 @@ export class Reader implements AsyncDisposable {
     this.#release = release;
   }
 
-  /** `length` bytes from `position` as a new Buffer (shorter at the end of the file). */
+  /**
+   * `length` bytes from `position` as a new Buffer (shorter at the end of the file).
+   *
+   * @param position - The first byte to read.
+   * @param length - How many bytes to read.
+   * @returns The bytes read.
+   */
   async read(position: number, length: number): Promise<Buffer> {
     if (this.#closing !== null) throw readerClosed(this.read);
     validateInteger(position, 'position', 0, Number.MAX_SAFE_INTEGER, this.read);
@@ -65,6 +73,12 @@ export class Reader implements AsyncDisposable {
   /**
    * Reads into buffer[offset, offset + length) from `position`, without allocating; resolves
    * with the byte count (fewer at the end of the file), as fs.read's bytesRead.
+   *
+   * @param buffer - Where the bytes go: a Buffer, TypedArray or DataView.
+   * @param position - The first byte of the file to read.
+   * @param offset - Where in the buffer they go (default 0).
+   * @param length - How many bytes to read (default: the rest of the buffer).
+   * @returns How many bytes were read.
    */
   async readInto(buffer: NodeJS.ArrayBufferView, position: number, offset = 0, length?: number): Promise<number> {
     if (this.#closing !== null) throw readerClosed(this.readInto);
@@ -103,6 +117,7 @@ export class Reader implements AsyncDisposable {
     return this.#closing;
   }
 
+  /** close(), for `await using`. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
@@ -153,6 +168,10 @@ function readPath(strategy: ReaderStrategy, fd: number, caller: Function): ReadP
 /**
  * Opens a file for positional reads: `read(position, length)`, `readInto(buffer, position,
  * offset?, length?)`, `size`, `close()` and `await using`. Open errors are fs.promises.open's.
+ *
+ * @param path - The file.
+ * @param options - The engine (`strategy`), and whether to advise random access (`random`).
+ * @returns The open reader; close it when done.
  */
 export async function openReader(path: PathLike, options?: OpenReaderOptions | null): Promise<Reader> {
   const target = getValidatedPath(path, openReader);

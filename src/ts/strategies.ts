@@ -1,9 +1,16 @@
 // The engines smartRead can use, whether each is usable here, and why not when it is not.
-import { cachedRead, cachedReadMany, engine, loadReport, native, type CachedRead, type CachedReadMany } from './engine';
+import {
+  cachedRead, cachedReadElsewhere, cachedReadMany, engine, loadReport, native,
+  type CachedRead, type CachedReadElsewhere, type CachedReadMany,
+} from './engine';
 import { jsReadAsync } from './js_engine';
 import { mapForRead } from './map_file';
 import type { AsyncRead, Confine, NativeBinding, RawResult } from './native';
 
+/**
+ * The engine a read uses: 'auto' (the fast path, then io_uring, then the thread pool), or one
+ * forced: 'sync' (the calling thread), 'uring', 'threadpool', 'mmap'.
+ */
 export type Strategy = 'auto' | 'sync' | 'uring' | 'threadpool' | 'mmap';
 export const strategyNames: readonly Strategy[] = ['auto', 'sync', 'uring', 'threadpool', 'mmap'];
 
@@ -13,12 +20,17 @@ export interface AsyncEngine {
   read(target: string | Buffer | number, flags: number, statUserFd: boolean, id: number, confine?: Confine): Promise<RawResult>;
   /** Stops read `id` where the engine can (io_uring cancels it in the kernel). */
   cancel?(id: number): void;
-  /** The result at once when it can be had without waiting (a cache hit), else null; callers
-   * try it before read(), which does not. */
-  readNow?(target: string | Buffer | number, flags: number, confine?: Confine): RawResult | null;
+  /** The result at once when it can be had without waiting (a cache hit), else null, or false
+   * for a regular file too large to copy within the fast path's budget; callers try it before
+   * read() (or, after false, readLarge() where there is one), which do not. */
+  readNow?(target: string | Buffer | number, flags: number, confine?: Confine): RawResult | null | false;
+  /** read() of a path readNow() found too large: its chunks go out at once, in parallel. */
+  readLarge?(target: string | Buffer, flags: number, id: number, confine?: Confine): Promise<RawResult>;
   /** readNow over a run of a list in one go (see CachedReadMany); string paths only. */
   readNowMany?: (paths: readonly unknown[], start: number, end: number, flags: number,
     out: Array<RawResult | undefined>, confine?: Confine) => number;
+  /** readNowMany's hits on a pool thread, while the calling thread reads on (CachedReadElsewhere). */
+  readElsewhereMany?: CachedReadElsewhere;
 }
 
 // On the calling thread, settled as a promise.
@@ -66,6 +78,11 @@ function uringEngine(binding: Required<NativeBinding>): AsyncEngine {
       queueUringSubmit();
       return pending;
     },
+    readLarge(target, flags, id, confine) {
+      const pending = binding.uringRead(target, flags, true, id, confine?.dirfd, confine?.resolve, true);
+      queueUringSubmit();
+      return pending;
+    },
     cancel: (id) => binding.uringCancel(id),
   };
 }
@@ -93,14 +110,17 @@ export function uringAvailability(): AsyncEngine | string {
 // hop to another thread or a ring (the promise still settles asynchronously). A miss costs a
 // failed openat2 or preadv2 and goes to the next engine: callers try readNow first and, on a
 // miss, call read(), which is the next engine's.
-function withCacheFastPath(next: AsyncEngine, tryCached: CachedRead, tryCachedMany: CachedReadMany): AsyncEngine {
+function withCacheFastPath(next: AsyncEngine, tryCached: CachedRead, tryCachedMany: CachedReadMany,
+  tryElsewhere: CachedReadElsewhere | null): AsyncEngine {
   return {
     name: next.name,
     read: next.read,
+    readLarge: next.readLarge,
     cancel: next.cancel,
     readNow: (target, flags, confine) => (typeof target === 'number' ? null : tryCached(target, flags, confine)),
     readNowMany: (paths, start, end, flags, out, confine) =>
       tryCachedMany(paths, start, end, flags, out, next.name === 'uring', confine),
+    readElsewhereMany: tryElsewhere ?? undefined,
   };
 }
 
@@ -121,7 +141,7 @@ export function engineFor(strategy: Strategy): AsyncEngine | string {
       if (autoEngine === undefined) {
         const ring = uringAvailability();
         const next = typeof ring === 'string' ? threadpoolEngine : ring;
-        autoEngine = cachedRead && cachedReadMany ? withCacheFastPath(next, cachedRead, cachedReadMany) : next;
+        autoEngine = cachedRead && cachedReadMany ? withCacheFastPath(next, cachedRead, cachedReadMany, cachedReadElsewhere) : next;
       }
       return autoEngine;
     }

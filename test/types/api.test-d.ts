@@ -85,6 +85,7 @@ const snapshot = metrics();
 expectType<MetricsSnapshot>()(snapshot);
 expectType<number>()(snapshot.strategies.uring.bytes);
 expectType<number>()(snapshot.fastPath.hits);
+expectType<number>()(snapshot.blockPool.idleBytes);
 expectType<string>()(metrics.prometheus());
 metrics.enableLatency();
 metrics.enable(false);
@@ -106,7 +107,7 @@ expectType<string>()(info.hugePages.reason);
 
 // tuning
 expectType<Tuning>()(tuning());
-expectType<Tuning>()(setTuning({ fastPathMax: 65536 }));
+expectType<Tuning>()(setTuning({ fastPathBudgetUs: 250, blockPoolMaxBytes: 64 << 20 }));
 expectType<Tuning>()(useProfile('./smartread-profile.json'));
 // @ts-expect-error: not a threshold
 setTuning({ fastPath: 1 });

@@ -13,3 +13,9 @@ expectType<'native' | 'js'>()(engineInfo().engine);
 expectType<typeof cjs.smartReadSync>()(smartread.smartReadSync);
 // @ts-expect-error: the module has no such export
 void smartread.readFileSync;
+
+// The serve entries as ES modules: the same handler, and the plugin as the default export.
+import { serveStatic } from 'smartread/serve';
+import serveStaticPlugin, { serveStaticPlugin as named } from 'smartread/serve/fastify';
+expectType<string>()(serveStatic('public').root);
+expectType<typeof named>()(serveStaticPlugin);

@@ -42,13 +42,14 @@ constexpr uint64_t kCurrentPosition = ~uint64_t{0};
 
 }  // namespace
 
-FileRead::FileRead(Ring* ring, uint32_t id, napi_deferred deferred, std::string path,
-                   int user_fd, int flags, bool stat_user_fd, const Confinement& confinement)
+FileRead::FileRead(Ring* ring, uint32_t id, napi_deferred deferred, std::string path, int fd,
+                   bool owns_fd, int flags, bool stat_user_fd, const Confinement& confinement)
     : ring_(ring),
       id_(id),
       deferred_(deferred),
       path_(std::move(path)),
-      user_fd_(user_fd),
+      fd_(fd),
+      owns_fd_(owns_fd),
       flags_(flags),
       stat_user_fd_(stat_user_fd),
       confinement_(confinement) {
@@ -56,6 +57,8 @@ FileRead::FileRead(Ring* ring, uint32_t id, napi_deferred deferred, std::string 
 }
 
 FileRead::~FileRead() {
+  // Only when the environment's teardown deleted the read before it finished.
+  if (owns_fd_ && fd_ >= 0) close(fd_);
   free(block_);
   if (dest_ref_ != nullptr && !ring_->closing()) napi_delete_reference(ring_->env(), dest_ref_);
 }
@@ -67,12 +70,12 @@ io_uring_sqe* FileRead::Queue(Op* op) {
 }
 
 void FileRead::Start(int slot) {
-  if (user_fd_ >= 0) {
+  if (fd_ >= 0) {
     phase_ = Phase::kReading;
     if (!stat_user_fd_) return BeginRead(false, 0);
     // fstat of an open fd does not wait for the disk: done here rather than as a ring op.
     struct stat st;
-    if (fstat(user_fd_, &st) < 0) {
+    if (fstat(fd_, &st) < 0) {
       Fail(Failure::Errno(errno, Syscall::kFstat));
       return CloseOrFinish();
     }
@@ -186,7 +189,7 @@ void FileRead::BeginRead(bool regular, uint64_t size) {
       return CloseOrFinish();
     }
     DestBuffer dest;
-    if (!NewDestBuffer(ring_->env(), static_cast<size_t>(size), &dest)) {
+    if (!NewDestBuffer(ring_->env(), ring_->instance(), static_cast<size_t>(size), &dest)) {
       napi_value ignored;
       napi_get_and_clear_last_exception(ring_->env(), &ignored);
       Fail(Failure::Errno(ENOMEM, Syscall::kRead));
@@ -221,7 +224,6 @@ Op* FileRead::FreeReadOp() {
 }
 
 void FileRead::ScheduleReads() {
-  const bool fixed = user_fd_ < 0;
   if (to_eof_) {
     // One at a time, at the current position, into the rest of the block.
     if (eof_ || in_flight_ > 0) return;
@@ -230,7 +232,7 @@ void FileRead::ScheduleReads() {
     return;
   }
   // A user fd is read in order from its position; a file we opened, in parallel chunks.
-  const size_t max_in_flight = fixed ? chunks_in_flight_ : 1;
+  const size_t max_in_flight = positional() ? chunks_in_flight_ : 1;
   while (next_offset_ < valid_end_ && in_flight_ < max_in_flight) {
     Op* op = FreeReadOp();
     if (op == nullptr) return;
@@ -246,13 +248,13 @@ void FileRead::ScheduleReads() {
 }
 
 io_uring_sqe* FileRead::QueueBlockRead(size_t at, size_t length) {
-  const bool fixed = user_fd_ < 0;
+  const bool fixed = fd_ < 0;
   Op* op = FreeReadOp();
   op->kind = kRead;
   op->offset = at;
   op->length = length;
   io_uring_sqe* sqe = Queue(op);
-  io_uring_prep_read(sqe, fixed ? slot_ : user_fd_, block_ + at, static_cast<unsigned>(length),
+  io_uring_prep_read(sqe, fixed ? slot_ : fd_, block_ + at, static_cast<unsigned>(length),
                      kCurrentPosition);
   if (fixed) sqe->flags |= IOSQE_FIXED_FILE;
   return sqe;
@@ -273,10 +275,10 @@ void FileRead::TakeFirstReads() {
 }
 
 void FileRead::QueueRead(Op* op) {
-  const bool fixed = user_fd_ < 0;
+  const bool fixed = fd_ < 0;
   io_uring_sqe* sqe = Queue(op);
-  io_uring_prep_read(sqe, fixed ? slot_ : user_fd_, dest_ + op->offset,
-                     static_cast<unsigned>(op->length), fixed ? op->offset : kCurrentPosition);
+  io_uring_prep_read(sqe, fixed ? slot_ : fd_, dest_ + op->offset,
+                     static_cast<unsigned>(op->length), positional() ? op->offset : kCurrentPosition);
   if (fixed) sqe->flags |= IOSQE_FIXED_FILE;
   if (chunked_async_) sqe->flags |= IOSQE_ASYNC;
 }
@@ -343,6 +345,12 @@ void FileRead::OnRead(Op* op, int res) {
 
 void FileRead::CloseOrFinish() {
   phase_ = Phase::kClosing;
+  // An fd of its own is closed once nothing reads it any more: close(2) of a regular file
+  // does not wait. Linux releases it even when close reports EINTR: never retried.
+  if (owns_fd_ && fd_ >= 0 && in_flight_ == 0) {
+    if (close(fd_) < 0 && errno != EINTR) Fail(Failure::Errno(errno, Syscall::kClose));
+    fd_ = -1;
+  }
   if (opened_ && !close_queued_) {
     Op* close = &ops_[kClose];
     close->kind = kClose;

@@ -18,7 +18,8 @@
 namespace smartread {
 namespace uring {
 
-// The phases of a read of a path (a user fd skips opening and closing):
+// The phases of a read of a path (a user fd skips opening and closing; so does a path opened
+// on the JS thread beforehand, whose fd the read owns and closes at the end):
 //   opening  OPENAT into a direct descriptor, linked to two READs that fill a malloc'd block.
 //   sizing   only when that READ filled the block: a STATX of the path for the size.
 //   reading  without a size (a small file, procfs, pipes, a confined read): one READ at a time
@@ -36,12 +37,15 @@ class FileRead final : public OpOwner {
   static constexpr size_t kMaxChunks = 16;
   static constexpr size_t kMaxOps = 3 + kMaxChunks;
 
-  FileRead(Ring* ring, uint32_t id, napi_deferred deferred, std::string path, int user_fd,
-           int flags, bool stat_user_fd, const Confinement& confinement);
+  // `fd` >= 0: a descriptor to read instead of opening the path; `owns_fd`: one opened for
+  // this read (read in parallel chunks at their offsets, closed at the end), else the user's
+  // (read in order from its position, left open).
+  FileRead(Ring* ring, uint32_t id, napi_deferred deferred, std::string path, int fd,
+           bool owns_fd, int flags, bool stat_user_fd, const Confinement& confinement);
   ~FileRead();
 
   uint32_t id() const { return id_; }
-  bool needs_slot() const { return user_fd_ < 0; }
+  bool needs_slot() const { return fd_ < 0; }
   // Queues the first ops; `slot` is the direct descriptor to open into (-1 for a user fd).
   void Start(int slot);
   void OnCompletion(Op* op, int res) override;
@@ -82,12 +86,16 @@ class FileRead final : public OpOwner {
   void Fail(const Failure& failure) {
     if (!failure_.failed()) failure_ = failure;
   }
+  // Reads go at their own offsets, several at once: a file opened for this read (a direct
+  // descriptor, or an fd it owns), not a user's fd, whose position is honoured.
+  bool positional() const { return fd_ < 0 || owns_fd_; }
 
   Ring* const ring_;
   const uint32_t id_;
   const napi_deferred deferred_;
   const std::string path_;
-  const int user_fd_;
+  int fd_;
+  const bool owns_fd_;
   const int flags_;
   const bool stat_user_fd_;
   // A confined read opens with OPENAT2 beneath its root; it does not stat by path (STATX would

@@ -5,8 +5,12 @@
 
 #include "ring.h"
 
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -196,19 +200,53 @@ io_uring_sqe* Ring::Sqe(Op* op) {
   return sqe;
 }
 
+namespace {
+
+// A regular file opened without waiting: its path's dentries must be in memory
+// (RESOLVE_CACHED), and anything else than a regular file is closed again (O_NONBLOCK only for
+// the open, so that a FIFO put in its place cannot hold the thread). -1 when it cannot be.
+int OpenCachedRegular(const std::string& path, int flags, const Confinement& confinement) {
+  open_how how{};
+  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC | O_NONBLOCK);
+  how.resolve = RESOLVE_CACHED | confinement.resolve;
+  const int dirfd = confinement.dirfd >= 0 ? confinement.dirfd : AT_FDCWD;
+  const int fd = static_cast<int>(syscall(SYS_openat2, dirfd, path.c_str(), &how, sizeof how));
+  if (fd < 0) return -1;
+  struct stat st;
+  // io_uring would hand a nonblocking file's reads back with EAGAIN instead of waiting.
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
 napi_value Ring::Read(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const int flags = info[1].As<Napi::Number>().Int32Value();
   const bool stat_user_fd = info[2].As<Napi::Boolean>().Value();
   const uint32_t id = info[3].As<Napi::Number>().Uint32Value();
   ReadTarget target = ReadTargetFromJs(info[0]);
+  const Confinement confinement = ConfinementFromJs(info, 4);
   napi_deferred deferred;
   napi_value promise = nullptr;
   // Fails once a worker is being terminated (V8 makes no more objects): nothing is started, and
   // the call returns nothing, never an uninitialised handle (N-API would dereference it).
   if (napi_create_promise(env, &deferred, &promise) != napi_ok) return nullptr;
-  FileRead* read = new FileRead(this, id, deferred, std::move(target.path), target.fd, flags,
-                                stat_user_fd, ConfinementFromJs(info, 4));
+  // A large file whose path the fast path found cached (info[6]) is opened here, so that its
+  // chunks go out in this submission, sized by fstat, rather than after an OPENAT, a first
+  // READ and a STATX (which the kernel always runs on a worker: a thread hop). Where it cannot
+  // be opened so, it is read as any path is.
+  int fd = target.fd;
+  bool owns_fd = false;
+  if (fd < 0 && info.Length() > 6 && info[6].ToBoolean().Value()) {
+    fd = OpenCachedRegular(target.path, flags, confinement);
+    owns_fd = fd >= 0;
+  }
+  FileRead* read = new FileRead(this, id, deferred, std::move(target.path), fd, owns_fd, flags,
+                                stat_user_fd, confinement);
   reads_[id] = read;
   waiting_.push_back(read);
   StartWaiting();

@@ -109,6 +109,7 @@ class Ring {
   napi_env env() const { return env_; }
   uint64_t max_length() const { return instance_->max_length; }
   const Tuning& tuning() const { return instance_->tuning; }
+  Instance& instance() const { return *instance_; }
   // An SQE whose completion goes to `op` (nullptr: a cancel request); submits to make room
   // when the SQ is full.
   io_uring_sqe* Sqe(Op* op);

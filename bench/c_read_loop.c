@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: MIT
+// The bench's C driver: the least a reader must do (open, fstat, malloc, read to EOF, close, free), timed as the JS peers are.
+//
+// The bench (peers.js) compiles this file on first use and drives it over stdin and stdout with
+// the protocol of peer_runner.js (see there), with one reader, 'read'. An operation frees the
+// previous operation's results, then for each file opens it, fstat()s it, allocates its size,
+// reads until it has that many bytes or read() returns 0 (a file that reports no size, as procfs
+// files do, is read in growing chunks until EOF), closes it; then consumes the results as
+// consume.js does (one byte per 4 KiB page, or every byte as 32-bit words folded by XOR). The
+// timed loop is tinybench's: a warm-up, then operations timed one by one until both their total
+// time and their count reach the bench's minimum; the page faults and peak RSS of the timed
+// operations come from getrusage() after /proc/self/clear_refs reset the high-water mark, as in
+// resources.js. Results are verified by a CRC-32 (zlib's) and a length per file.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+// What fs.readFileSync reads at a time from a file that reports no size (kReadFileUnknownBufferLength).
+#define UNKNOWN_SIZE_CHUNK (64 * 1024)
+#define PAGE_STRIDE 4096
+
+struct file_bytes {
+  unsigned char *data;
+  size_t length;
+};
+
+struct context {
+  int many;          // 'files': every path in one operation; else the first only
+  int consume_all;   // consume every byte, not one per page
+  char *list;        // the paths file's contents; paths point into it
+  char **paths;
+  size_t count;
+};
+
+// Why an operation failed, said as node:fs says it: "ENOENT: no such file or directory, open '/x'".
+struct failure {
+  int error;
+  const char *syscall;
+  const char *path;
+};
+
+// What consumption leaves behind, so that the compiler cannot drop a read nobody looks at.
+static volatile uint32_t sink;
+
+static void *allocate_or_exit(size_t size) {
+  void *p = malloc(size);
+  if (p == NULL) {
+    fprintf(stderr, "c_read_loop: out of memory for %zu bytes\n", size);
+    exit(1);
+  }
+  return p;
+}
+
+static void print_json_string(const char *text) {
+  putchar('"');
+  for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+    if (*c == '"' || *c == '\\') {
+      printf("\\%c", *c);
+    } else if (*c < 0x20) {
+      printf("\\u%04x", *c);
+    } else {
+      putchar(*c);
+    }
+  }
+  putchar('"');
+}
+
+static void reply_error(const char *message) {
+  fputs("{\"ok\":false,\"error\":", stdout);
+  print_json_string(message);
+  fputs("}\n", stdout);
+  fflush(stdout);
+}
+
+static void reply_failure(const struct failure *failure) {
+  char message[4096];
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 32)
+  const char *name = strerrorname_np(failure->error);
+#else
+  const char *name = NULL;
+#endif
+  char lower[256];
+  snprintf(lower, sizeof lower, "%s", strerror(failure->error));
+  if (lower[0] >= 'A' && lower[0] <= 'Z') lower[0] = (char)(lower[0] - 'A' + 'a');
+  snprintf(message, sizeof message, "%s: %s, %s '%s'", name ? name : "EUNKNOWN", lower, failure->syscall, failure->path);
+  reply_error(message);
+}
+
+static int fail(struct failure *failure, const char *syscall, const char *path) {
+  failure->error = errno;
+  failure->syscall = syscall;
+  failure->path = path;
+  return -1;
+}
+
+static int read_file(const char *path, struct file_bytes *out, struct failure *failure) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(failure, "open", path);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    fail(failure, "fstat", path);
+    close(fd);
+    return -1;
+  }
+  size_t size = st.st_size > 0 ? (size_t)st.st_size : 0;
+  size_t capacity = size > 0 ? size : UNKNOWN_SIZE_CHUNK;
+  unsigned char *data = malloc(capacity);
+  if (data == NULL) {
+    fail(failure, "malloc", path);
+    close(fd);
+    return -1;
+  }
+  size_t length = 0;
+  for (;;) {
+    if (length == capacity) {
+      // All of the size fstat() gave: done, as fs.readFileSync is.
+      if (size > 0) break;
+      unsigned char *grown = realloc(data, capacity * 2);
+      if (grown == NULL) {
+        fail(failure, "malloc", path);
+        free(data);
+        close(fd);
+        return -1;
+      }
+      data = grown;
+      capacity *= 2;
+    }
+    ssize_t n = read(fd, data + length, capacity - length);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(failure, "read", path);
+      free(data);
+      close(fd);
+      return -1;
+    }
+    if (n == 0) break;
+    length += (size_t)n;
+  }
+  close(fd);
+  out->data = data;
+  out->length = length;
+  return 0;
+}
+
+static size_t operation_files(const struct context *ctx) {
+  return ctx->many ? ctx->count : 1;
+}
+
+static void free_results(struct file_bytes *results, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    free(results[i].data);
+    results[i].data = NULL;
+  }
+}
+
+/** One operation's reads into `results`; on a failure, nothing of it stays allocated. */
+static int read_operation(const struct context *ctx, struct file_bytes *results, struct failure *failure) {
+  size_t count = operation_files(ctx);
+  for (size_t i = 0; i < count; i++) {
+    if (read_file(ctx->paths[i], &results[i], failure) != 0) {
+      free_results(results, i);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static void consume(const struct file_bytes *results, size_t count, int all) {
+  uint32_t sum = sink;
+  for (size_t f = 0; f < count; f++) {
+    const unsigned char *data = results[f].data;
+    size_t length = results[f].length;
+    if (!all) {
+      for (size_t i = 0; i < length; i += PAGE_STRIDE) sum ^= data[i];
+      continue;
+    }
+    size_t words = length / 4;
+    for (size_t i = 0; i < words; i++) {
+      uint32_t word;
+      memcpy(&word, data + i * 4, sizeof word);
+      sum ^= word;
+    }
+    for (size_t i = words * 4; i < length; i++) sum ^= data[i];
+  }
+  sink = sum;
+}
+
+static uint32_t crc_table[256];
+
+static void make_crc_table(void) {
+  for (uint32_t n = 0; n < 256; n++) {
+    uint32_t c = n;
+    for (int k = 0; k < 8; k++) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+    crc_table[n] = c;
+  }
+}
+
+static uint32_t crc32_of(const unsigned char *data, size_t length) {
+  uint32_t c = 0xffffffffu;
+  for (size_t i = 0; i < length; i++) c = crc_table[(c ^ data[i]) & 0xff] ^ (c >> 8);
+  return c ^ 0xffffffffu;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands
+
+static void free_context(struct context *ctx) {
+  free(ctx->list);
+  free(ctx->paths);
+  memset(ctx, 0, sizeof *ctx);
+}
+
+static void command_context(struct context *ctx, char *args) {
+  char *shape = strsep(&args, " ");
+  char *consume_mode = args ? strsep(&args, " ") : NULL;
+  const char *file = args;
+  if (shape == NULL || consume_mode == NULL || file == NULL || *file == '\0') {
+    reply_error("context: expected SHAPE CONSUME FILE");
+    return;
+  }
+  int many = strcmp(shape, "files") == 0;
+  if (!many && strcmp(shape, "file") != 0) {
+    reply_error("context: shape must be file or files");
+    return;
+  }
+  int all = strcmp(consume_mode, "all") == 0;
+  if (!all && strcmp(consume_mode, "page") != 0) {
+    reply_error("context: consume must be page or all");
+    return;
+  }
+  FILE *f = fopen(file, "rb");
+  if (f == NULL) {
+    struct failure failure;
+    fail(&failure, "open", file);
+    reply_failure(&failure);
+    return;
+  }
+  size_t capacity = 1 << 16;
+  size_t length = 0;
+  char *list = allocate_or_exit(capacity);
+  size_t n;
+  while ((n = fread(list + length, 1, capacity - length, f)) > 0) {
+    length += n;
+    if (length == capacity) {
+      capacity *= 2;
+      list = realloc(list, capacity);
+      if (list == NULL) {
+        fprintf(stderr, "c_read_loop: out of memory for the paths\n");
+        exit(1);
+      }
+    }
+  }
+  fclose(f);
+  size_t count = 0;
+  for (size_t i = 0; i < length; i++) count += list[i] == '\0';
+  if (count == 0 || (!many && count != 1)) {
+    free(list);
+    reply_error(count == 0 ? "context: no paths" : "context: shape file reads one path");
+    return;
+  }
+  char **paths = allocate_or_exit(count * sizeof *paths);
+  for (size_t i = 0, p = 0; p < count; p++) {
+    paths[p] = list + i;
+    i += strlen(list + i) + 1;
+  }
+  free_context(ctx);
+  ctx->many = many;
+  ctx->consume_all = all;
+  ctx->list = list;
+  ctx->paths = paths;
+  ctx->count = count;
+  printf("{\"ok\":true,\"files\":%zu}\n", count);
+  fflush(stdout);
+}
+
+static int check_reader(const struct context *ctx, const char *reader) {
+  if (reader == NULL || strcmp(reader, "read") != 0) {
+    reply_error("the C driver's one reader is 'read'");
+    return -1;
+  }
+  if (ctx->paths == NULL) {
+    reply_error("no context: send context first");
+    return -1;
+  }
+  return 0;
+}
+
+static void command_verify(const struct context *ctx, char *args) {
+  if (check_reader(ctx, args) != 0) return;
+  size_t count = operation_files(ctx);
+  struct file_bytes *results = allocate_or_exit(count * sizeof *results);
+  struct failure failure;
+  if (read_operation(ctx, results, &failure) != 0) {
+    free(results);
+    reply_failure(&failure);
+    return;
+  }
+  fputs("{\"ok\":true,\"algorithm\":\"crc32\",\"lengths\":[", stdout);
+  for (size_t i = 0; i < count; i++) printf("%s%zu", i ? "," : "", results[i].length);
+  fputs("],\"digests\":[", stdout);
+  for (size_t i = 0; i < count; i++) printf("%s\"%08x\"", i ? "," : "", crc32_of(results[i].data, results[i].length));
+  fputs("]}\n", stdout);
+  fflush(stdout);
+  free_results(results, count);
+  free(results);
+}
+
+/** Asks the bench to evict the files before a cold operation; 0 once it has, else -1 with `reason` set. */
+static int await_eviction(int check_all, char **line, size_t *capacity, char *reason, size_t reason_size) {
+  printf("{\"evict\":true,\"checkAll\":%s}\n", check_all ? "true" : "false");
+  fflush(stdout);
+  ssize_t n = getline(line, capacity, stdin);
+  if (n < 0) {
+    snprintf(reason, reason_size, "stdin ended while waiting for an eviction");
+    return -1;
+  }
+  if (n > 0 && (*line)[n - 1] == '\n') (*line)[n - 1] = '\0';
+  if (strcmp(*line, "evicted") == 0) return 0;
+  snprintf(reason, reason_size, "%s", strncmp(*line, "stop ", 5) == 0 ? *line + 5 : *line);
+  return -1;
+}
+
+struct samples {
+  double *ms;
+  size_t count;
+  size_t capacity;
+};
+
+static void add_sample(struct samples *s, double ms) {
+  if (s->count == s->capacity) {
+    s->capacity = s->capacity ? s->capacity * 2 : 1024;
+    s->ms = realloc(s->ms, s->capacity * sizeof *s->ms);
+    if (s->ms == NULL) {
+      fprintf(stderr, "c_read_loop: out of memory for the samples\n");
+      exit(1);
+    }
+  }
+  s->ms[s->count++] = ms;
+}
+
+struct loop_state {
+  const struct context *ctx;
+  struct file_bytes *previous;  // the last operation's results, freed by the next one
+  int have_previous;
+  struct file_bytes *current;
+  int cold;
+  int first;                    // no operation has run yet: the first eviction checks every file
+  char **line;
+  size_t *line_capacity;
+};
+
+/**
+ * Operations until their total time reaches `time_ms` and their count `iterations` (tinybench's
+ * rule), each timed alone; recorded into `samples` when given. 0, or -1 after replying the error.
+ */
+static int run_phase(struct loop_state *st, double time_ms, double iterations, struct samples *samples) {
+  double total = 0;
+  size_t count = 0;
+  size_t files = operation_files(st->ctx);
+  while (total < time_ms || (double)count < iterations) {
+    if (st->cold) {
+      char reason[1024];
+      int first = st->first;
+      st->first = 0;
+      if (await_eviction(first, st->line, st->line_capacity, reason, sizeof reason) != 0) {
+        reply_error(reason);
+        return -1;
+      }
+    }
+    struct failure failure;
+    double start = now_ms();
+    if (st->have_previous) free_results(st->previous, files);
+    st->have_previous = 0;
+    int status = read_operation(st->ctx, st->current, &failure);
+    if (status == 0) consume(st->current, files, st->ctx->consume_all);
+    double elapsed = now_ms() - start;
+    if (status != 0) {
+      reply_failure(&failure);
+      return -1;
+    }
+    struct file_bytes *done = st->current;
+    st->current = st->previous;
+    st->previous = done;
+    st->have_previous = 1;
+    total += elapsed;
+    count++;
+    if (samples) add_sample(samples, elapsed);
+  }
+  return 0;
+}
+
+static long resident_bytes(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  long size = 0;
+  long resident = 0;
+  if (f == NULL) return 0;
+  if (fscanf(f, "%ld %ld", &size, &resident) != 2) resident = 0;
+  fclose(f);
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+// The peak RSS is a high-water mark for the whole process: writing 5 to clear_refs resets it.
+static int reset_peak_rss(void) {
+  int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  int ok = write(fd, "5", 1) == 1;
+  close(fd);
+  return ok;
+}
+
+static void command_time(const struct context *ctx, char *args, char **line, size_t *line_capacity) {
+  char *reader = strsep(&args, " ");
+  if (check_reader(ctx, reader) != 0) return;
+  double time_ms;
+  double iterations;
+  double warmup_ms;
+  double warmup_iterations;
+  int cold;
+  if (args == NULL || sscanf(args, "%lf %lf %lf %lf %d", &time_ms, &iterations, &warmup_ms, &warmup_iterations, &cold) != 5) {
+    reply_error("time: expected READER TIME ITERATIONS WARMUP_TIME WARMUP_ITERATIONS COLD");
+    return;
+  }
+  size_t files = operation_files(ctx);
+  struct loop_state st = {
+    .ctx = ctx,
+    .previous = allocate_or_exit(files * sizeof(struct file_bytes)),
+    .current = allocate_or_exit(files * sizeof(struct file_bytes)),
+    .cold = cold == 1,
+    .first = 1,
+    .line = line,
+    .line_capacity = line_capacity,
+  };
+  struct samples samples = {0};
+  int status = 0;
+  if (warmup_iterations > 0) status = run_phase(&st, warmup_ms, warmup_iterations, NULL);
+  int peak_rss_reset = 0;
+  long rss_before = 0;
+  struct rusage before;
+  struct rusage after;
+  if (status == 0) {
+    peak_rss_reset = reset_peak_rss();
+    rss_before = resident_bytes();
+    getrusage(RUSAGE_SELF, &before);
+    status = run_phase(&st, time_ms, iterations, &samples);
+    getrusage(RUSAGE_SELF, &after);
+  }
+  if (st.have_previous) free_results(st.previous, files);
+  free(st.previous);
+  free(st.current);
+  if (status == 0) {
+    long minor = after.ru_minflt - before.ru_minflt;
+    long major = after.ru_majflt - before.ru_majflt;
+    fputs("{\"ok\":true,\"samples\":[", stdout);
+    for (size_t i = 0; i < samples.count; i++) printf("%s%.6f", i ? "," : "", samples.ms[i]);
+    printf("],\"resources\":{\"operations\":%zu,\"peakRssReset\":%s,\"rssBeforeBytes\":%ld,\"peakRssBytes\":%ld,"
+           "\"minorFaults\":%ld,\"majorFaults\":%ld,\"faultsPerOperation\":%.6f},\"loopStall\":null}\n",
+           samples.count, peak_rss_reset ? "true" : "false", rss_before, after.ru_maxrss * 1024L, minor, major,
+           samples.count ? (double)(minor + major) / (double)samples.count : 0.0);
+    fflush(stdout);
+  }
+  free(samples.ms);
+}
+
+int main(void) {
+  make_crc_table();
+  fputs("{\"ready\":true,\"runtime\":\"c\",\"version\":", stdout);
+  print_json_string(__VERSION__);
+  fputs(",\"gc\":false,\"loopStall\":null}\n", stdout);
+  fflush(stdout);
+  struct context ctx = {0};
+  char *line = NULL;
+  size_t capacity = 0;
+  ssize_t n;
+  while ((n = getline(&line, &capacity, stdin)) >= 0) {
+    if (n > 0 && line[n - 1] == '\n') line[n - 1] = '\0';
+    char *args = line;
+    char *command = strsep(&args, " ");
+    if (strcmp(command, "context") == 0) {
+      command_context(&ctx, args);
+    } else if (strcmp(command, "verify") == 0) {
+      command_verify(&ctx, args);
+    } else if (strcmp(command, "time") == 0) {
+      command_time(&ctx, args, &line, &capacity);
+    } else {
+      char message[256];
+      snprintf(message, sizeof message, "unknown command: %.200s", command);
+      reply_error(message);
+    }
+  }
+  free(line);
+  free_context(&ctx);
+  return 0;
+}

@@ -1,0 +1,64 @@
+// The ratios smartread is judged on, worked out for every trial so that nobody has to divide by
+// hand: a smartread reader's ops/s over a peer's (Bun's, Deno's, the C loop's; with --peers) or
+// over another reader's, measured in the same trial of the same run. Where the other side is
+// "the best" of several readers, it is the one with the most ops/s in that trial, named in the
+// result. Each ratio is of the pooled rounds, and per round (the same round of both drivers),
+// whose spread is its noise.
+'use strict';
+
+const isBunAsync = (d) => d.peer === 'Bun' && d.async;
+const isBun = (d) => d.peer === 'Bun';
+const named = (name) => (d) => d.name === name;
+
+// shape: the trials it applies to; subject: the driver whose ops/s is divided; against: the
+// label of the other side, and of: which drivers make it (the best of them is taken).
+const COMPARISONS = [
+  { shape: 'file', subject: 'smartReadSync', against: 'Bun readFileSync', of: named('Bun readFileSync') },
+  { shape: 'file', subject: 'smartReadSync', against: 'C read', of: named('C read') },
+  { shape: 'file', subject: 'smartRead auto', against: 'Bun best async', of: isBunAsync },
+  { shape: 'file', subject: 'smartRead auto', against: 'Deno.readFile', of: named('Deno.readFile') },
+  { shape: 'file', subject: 'smartRead auto', against: 'fs.readFileSync', of: named('fs.readFileSync') },
+  { shape: 'files', subject: 'readMany auto ×64', against: 'smartReadSync loop', of: named('smartReadSync loop') },
+  { shape: 'files', subject: 'readMany auto ×64', against: 'Bun best', of: isBun },
+  { shape: 'files', subject: 'smartReadSync loop', against: 'Bun best', of: isBun },
+  { shape: 'files', subject: 'readMany auto ×64', against: 'C read loop', of: named('C read loop') },
+  { shape: 'files', subject: 'smartReadSync loop', against: 'C read loop', of: named('C read loop') },
+];
+
+/** "smartReadSync ÷ Bun readFileSync": how a comparison is named in the reports. */
+function comparisonLabel(c) {
+  return `${c.subject} ÷ ${c.against}`;
+}
+
+/** Whether a trial's driver summary (index.js summarizeTrial) has figures. */
+const measured = (d) => typeof d.opsPerSec === 'number';
+
+/**
+ * The comparisons of one summarized trial ({ shape, drivers: [...] }) that it has both sides
+ * of: [{ label, subject, against, best (the driver taken), ratio, rounds: [per-round ratio] }].
+ */
+function peerComparisons(trial) {
+  const drivers = trial.drivers.filter(measured);
+  const out = [];
+  for (const c of COMPARISONS) {
+    if (c.shape !== trial.shape) continue;
+    const subject = drivers.find((d) => d.name === c.subject);
+    const candidates = drivers.filter(c.of);
+    if (!subject || candidates.length === 0) continue;
+    const best = candidates.reduce((a, b) => (b.opsPerSec > a.opsPerSec ? b : a));
+    const roundOf = new Map(best.rounds.map((r) => [r.round, r]));
+    out.push({
+      label: comparisonLabel(c),
+      subject: c.subject,
+      against: c.against,
+      best: best.name,
+      ratio: subject.opsPerSec / best.opsPerSec,
+      rounds: subject.rounds
+        .filter((r) => roundOf.has(r.round))
+        .map((r) => ({ round: r.round, ratio: r.opsPerSec / roundOf.get(r.round).opsPerSec })),
+    });
+  }
+  return out;
+}
+
+module.exports = { peerComparisons, comparisonLabel, COMPARISONS };

@@ -1,0 +1,99 @@
+// One timed run of one driver, the same loop in the bench's own process and in a peer's (Bun,
+// Deno: peer_runner.js): a tinybench task whose operations are consumed by consume.js, preceded
+// by a full GC, with the page faults and peak RSS of its timed operations and, for an async
+// driver, the event loop's stalls meanwhile. index.js's header says why each part is there.
+'use strict';
+const { LoopStallRecorder } = require('./loop_stall');
+const { ResourceRecorder } = require('./resources');
+const { touchEveryPage, sumEveryWord } = require('./consume');
+
+const MIN_SAMPLES = 8;
+const WARMUP_MS = 50;
+const WARMUP_ITERATIONS = 1;
+// A cold operation takes 0.1–0.3 s, and evicting 2,000 files 50–100 ms more: few of them,
+// but in every round.
+const COLD_OPERATIONS_PER_ROUND = 3;
+
+/**
+ * What one run of a driver in a trial times: { time, iterations, warmupTime, warmupIterations }
+ * (tinybench's options; no warm-up when warmupIterations is 0): ≥time ms and ≥iterations
+ * operations, MIN_SAMPLES over all rounds; a cold trial's COLD_OPERATIONS_PER_ROUND operations.
+ */
+function runTiming({ cold, time, rounds }) {
+  if (cold) return { time: 0, iterations: COLD_OPERATIONS_PER_ROUND, warmupTime: 0, warmupIterations: 0 };
+  return {
+    time,
+    iterations: Math.ceil(MIN_SAMPLES / rounds),
+    warmupTime: Math.min(WARMUP_MS, time),
+    warmupIterations: WARMUP_ITERATIONS,
+  };
+}
+
+/**
+ * Times `operation` (one read; returns the result, or a Promise of it when isAsync) with
+ * tinybench's `Bench`, as `timing` (runTiming) says. Each result is consumed, every byte when
+ * consumeAll, else one per page. beforeEach(first), when given, runs before every operation,
+ * outside the timed region (a cold trial's eviction; `first` for the run's first), and may
+ * return a Promise. collectGarbage() runs before the timed operations. loopStall: null for a
+ * sync driver, else { recordsInterval } (see loop_stall.js). Returns { samples (ms),
+ * resources, loopStall }.
+ */
+async function timeOperations({ Bench, operation, isAsync, consumeAll, timing, beforeEach = null, collectGarbage, loopStall = null }) {
+  const stalls = loopStall ? new LoopStallRecorder(loopStall) : null;
+  const resources = new ResourceRecorder();
+  let operations = 0;
+  // With beforeEach (evicting files on the JS thread) the loop is watched only while an
+  // operation runs; otherwise for the whole timed run.
+  const perOperation = Boolean(beforeEach);
+  const bench = new Bench({
+    time: timing.time,
+    iterations: timing.iterations,
+    warmup: timing.warmupIterations > 0,
+    warmupTime: timing.warmupTime,
+    warmupIterations: timing.warmupIterations,
+    // The GC runs before the timed operations, after the warm-up's garbage.
+    setup: (task, mode) => {
+      if (mode !== 'run') return;
+      collectGarbage();
+      operations = 0;
+      resources.start();
+      if (stalls && !perOperation) stalls.start();
+    },
+    teardown: async (task, mode) => {
+      if (mode !== 'run') return;
+      resources.stop(operations);
+      if (stalls && !perOperation) await stalls.stop();
+    },
+    throws: true,
+  });
+  let first = true;
+  const hooks = beforeEach ? {
+    async beforeEach(mode) {
+      const wasFirst = first;
+      first = false;
+      await beforeEach(wasFirst);
+      if (stalls && mode === 'run') stalls.start();
+    },
+    async afterEach(mode) {
+      if (stalls && mode === 'run') await stalls.stop();
+    },
+  } : {};
+  const consume = consumeAll ? sumEveryWord : touchEveryPage;
+  bench.add('operation', isAsync
+    ? async () => {
+      operations++;
+      consume(await operation());
+    }
+    : () => {
+      operations++;
+      consume(operation());
+    }, hooks);
+  await bench.run();
+  return {
+    samples: bench.tasks[0].result.latency.samples,
+    resources: resources.result(),
+    loopStall: stalls ? stalls.result() : null,
+  };
+}
+
+module.exports = { timeOperations, runTiming, MIN_SAMPLES, WARMUP_MS, COLD_OPERATIONS_PER_ROUND };

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: MIT
+// Recycled destinations for large results: a per-environment pool of mapped blocks.
+#include "block_pool.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+
+#include "dest_buffer.h"
+
+namespace smartread {
+
+namespace {
+
+constexpr size_t kPage = 4096;
+
+size_t RoundUp(size_t value, size_t step) { return (value + step - 1) / step * step; }
+
+// Blocks come in size classes eight to a doubling (at most 12.5% of a block unused), so that
+// files of nearby sizes share blocks, and a file read again gets the block its last read had.
+size_t SizeClass(size_t length) {
+  const size_t pages = RoundUp(std::max<size_t>(length, 1), kPage);
+  const int top = 63 - __builtin_clzll(pages);
+  const size_t step = top > 15 ? size_t{1} << (top - 3) : kPage;
+  return RoundUp(pages, std::max(step, kPage));
+}
+
+uint64_t NowMs() { return uv_hrtime() / 1000000; }
+
+std::atomic<uint64_t> process_bytes{0};
+
+}  // namespace
+
+// What a lent Buffer's finalizer needs: the pool (kept alive by it) and the block; a weak
+// reference to the Buffer's ArrayBuffer, and whether Reclaim() has taken the block back.
+struct BlockPool::Loan {
+  std::shared_ptr<BlockPool> pool;
+  Block block;
+  napi_ref weak = nullptr;
+  bool reclaimed = false;
+};
+
+std::shared_ptr<BlockPool> BlockPool::Create(napi_env env) {
+  uv_loop_t* loop = nullptr;
+  if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr) return nullptr;
+  std::shared_ptr<BlockPool> pool(new BlockPool(loop));
+  pool->timer_ = new uv_timer_t;
+  uv_timer_init(loop, pool->timer_);
+  pool->timer_->data = pool.get();
+  // Idle blocks never keep the process alive.
+  uv_unref(reinterpret_cast<uv_handle_t*>(pool->timer_));
+  // The hook holds the pool until the timer is closed: finalizers of Buffers still alive at
+  // teardown may return blocks after the environment's own references are gone.
+  auto* holder = new std::shared_ptr<BlockPool>(pool);
+  if (napi_add_async_cleanup_hook(env, &BlockPool::OnTeardown, holder, &pool->teardown_) != napi_ok) {
+    delete holder;
+    uv_close(reinterpret_cast<uv_handle_t*>(pool->timer_), [](uv_handle_t* handle) {
+      delete reinterpret_cast<uv_timer_t*>(handle);
+    });
+    pool->timer_ = nullptr;
+    return nullptr;
+  }
+  return pool;
+}
+
+void BlockPool::OnTeardown(napi_async_cleanup_hook_handle, void* arg) {
+  auto* holder = static_cast<std::shared_ptr<BlockPool>*>(arg);
+  BlockPool* self = holder->get();
+  self->Close();
+  uv_timer_t* timer = self->timer_;
+  {
+    std::lock_guard<std::mutex> lock(self->mutex_);
+    self->timer_ = nullptr;
+  }
+  timer->data = holder;
+  uv_close(reinterpret_cast<uv_handle_t*>(timer), [](uv_handle_t* handle) {
+    auto* holder = static_cast<std::shared_ptr<BlockPool>*>(handle->data);
+    napi_remove_async_cleanup_hook((*holder)->teardown_);
+    delete reinterpret_cast<uv_timer_t*>(handle);
+    delete holder;
+  });
+}
+
+BlockPool::BlockPool(uv_loop_t* loop) : loop_(loop), loop_thread_(std::this_thread::get_id()) {}
+
+BlockPool::~BlockPool() {
+  for (const Idle& idle : idle_) Release(idle.block);
+}
+
+void BlockPool::Release(const Block& block) {
+  munmap(block.data, block.capacity);
+  process_bytes.fetch_sub(block.capacity, std::memory_order_relaxed);
+}
+
+bool BlockPool::Wants(size_t length) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !closed_ && limits_.from > 0 && length >= limits_.from;
+}
+
+Block BlockPool::Take(size_t length) {
+  const size_t capacity = SizeClass(length);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // The most recently returned block of the class: the likeliest to still be in the caches.
+    for (size_t i = idle_.size(); i-- > 0;) {
+      if (idle_[i].block.capacity != capacity) continue;
+      Block block = idle_[i].block;
+      idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(i));
+      stats_.idle_bytes -= capacity;
+      stats_.idle_blocks--;
+      stats_.hits++;
+      stats_.lent_bytes += capacity;
+      stats_.lent_blocks++;
+      block.recycled = true;
+      return block;
+    }
+    stats_.misses++;
+  }
+  void* data = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (data == MAP_FAILED) return Block{};
+  process_bytes.fetch_add(capacity, std::memory_order_relaxed);
+  Block block{static_cast<uint8_t*>(data), capacity, false};
+  AdviseHugePagesIfLarge(block.data, capacity);
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.lent_bytes += capacity;
+  stats_.lent_blocks++;
+  return block;
+}
+
+void BlockPool::Give(const Block& block) {
+  if (block.data != nullptr) Return(block, false);
+}
+
+void BlockPool::Return(const Block& block, bool lent) {
+  bool keep;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.lent_bytes -= block.capacity;
+    stats_.lent_blocks--;
+    keep = !closed_ && std::this_thread::get_id() == loop_thread_ && block.capacity <= limits_.max_bytes;
+    if (keep) {
+      idle_.push_back(Idle{block, NowMs()});
+      stats_.idle_bytes += block.capacity;
+      stats_.idle_blocks++;
+      TrimLocked(NowMs());
+    } else {
+      stats_.released++;
+    }
+  }
+  if (!keep) Release(block);
+  if (keep) ArmTimer();
+}
+
+void BlockPool::TrimLocked(uint64_t now_ms) {
+  size_t drop = 0;
+  uint64_t bytes = stats_.idle_bytes;
+  // Oldest first: idle_ is in the order blocks came back.
+  while (drop < idle_.size() &&
+         (now_ms - idle_[drop].since_ms >= limits_.idle_ms || bytes > limits_.max_bytes)) {
+    bytes -= idle_[drop].block.capacity;
+    drop++;
+  }
+  for (size_t i = 0; i < drop; i++) Release(idle_[i].block);
+  idle_.erase(idle_.begin(), idle_.begin() + static_cast<std::ptrdiff_t>(drop));
+  stats_.idle_bytes = bytes;
+  stats_.idle_blocks -= drop;
+  stats_.released += drop;
+}
+
+// One-shot, set for when the oldest idle block has been idle for idle_ms. On the JS thread only.
+void BlockPool::ArmTimer() {
+  uint64_t due_in;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (closed_ || idle_.empty() || timer_ == nullptr) return;
+    const uint64_t age = NowMs() - idle_.front().since_ms;
+    due_in = age >= limits_.idle_ms ? 0 : limits_.idle_ms - age;
+  }
+  // Re-armed from each return: a later due time than the one set would only delay the release.
+  if (timer_armed_ && uv_timer_get_due_in(timer_) <= due_in) return;
+  uv_timer_start(timer_, &BlockPool::OnTimer, due_in, 0);
+  timer_armed_ = true;
+}
+
+void BlockPool::OnTimer(uv_timer_t* timer) {
+  BlockPool* self = static_cast<BlockPool*>(timer->data);
+  self->timer_armed_ = false;
+  {
+    std::lock_guard<std::mutex> lock(self->mutex_);
+    self->TrimLocked(NowMs());
+  }
+  self->ArmTimer();
+}
+
+// V8 does not count external bytes by itself: without this, dropped results would be collected
+// late and their blocks would come back late.
+void BlockPool::Report(napi_env env, const Block& block, int sign) {
+  int64_t ignored;
+  napi_adjust_external_memory(env, sign * static_cast<int64_t>(block.capacity), &ignored);
+}
+
+bool BlockPool::Lend(napi_env env, const Block& block, size_t length, napi_value* out) {
+  Report(env, block, 1);
+  return Wrap(env, block, length, out);
+}
+
+bool BlockPool::LendNew(napi_env env, size_t length, Block* block, napi_value* out) {
+  const Block expected{nullptr, SizeClass(length), false};
+  Report(env, expected, 1);
+  Reclaim(env);
+  *block = Take(length);
+  if (block->data == nullptr) {
+    Report(env, expected, -1);
+    return false;
+  }
+  return Wrap(env, *block, length, out);
+}
+
+bool BlockPool::Wrap(napi_env env, const Block& block, size_t length, napi_value* out) {
+  Loan* loan = new Loan{shared_from_this(), block};
+  if (napi_create_external_buffer(env, length, block.data, &BlockPool::Finalize, loan, out) != napi_ok) {
+    delete loan;
+    Report(env, block, -1);
+    Give(block);
+    return false;
+  }
+  // From here on the loan belongs to the Buffer's finalizer. Without the weak reference the
+  // block only comes back through the finalizer.
+  napi_value array_buffer;
+  if (napi_get_typedarray_info(env, *out, nullptr, nullptr, nullptr, &array_buffer, nullptr) == napi_ok &&
+      napi_create_reference(env, array_buffer, 0, &loan->weak) == napi_ok) {
+    watched_.push_back(loan);
+  }
+  return true;
+}
+
+void BlockPool::Reclaim(napi_env env) {
+  size_t kept = 0;
+  for (Loan* loan : watched_) {
+    napi_value value = nullptr;
+    if (napi_get_reference_value(env, loan->weak, &value) != napi_ok || value != nullptr) {
+      watched_[kept++] = loan;
+      continue;
+    }
+    napi_delete_reference(env, loan->weak);
+    loan->weak = nullptr;
+    loan->reclaimed = true;
+    Report(env, loan->block, -1);
+    Return(loan->block, true);
+  }
+  watched_.resize(kept);
+}
+
+// Called on the JS thread once V8 has freed the Buffer's memory, or by Node at the
+// environment's teardown for a Buffer still alive then.
+void BlockPool::Finalize(napi_env env, void*, void* hint) {
+  Loan* loan = static_cast<Loan*>(hint);
+  if (!loan->reclaimed) {
+    BlockPool* pool = loan->pool.get();
+    if (loan->weak != nullptr) {
+      pool->watched_.erase(std::find(pool->watched_.begin(), pool->watched_.end(), loan));
+      napi_delete_reference(env, loan->weak);
+    }
+    Report(env, loan->block, -1);
+    pool->Return(loan->block, true);
+  }
+  delete loan;
+}
+
+void BlockPool::SetLimits(const BlockPoolLimits& limits) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    limits_ = limits;
+    TrimLocked(NowMs());
+  }
+  if (timer_armed_ && timer_ != nullptr) {
+    uv_timer_stop(timer_);
+    timer_armed_ = false;
+  }
+  ArmTimer();
+}
+
+BlockPoolLimits BlockPool::limits() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return limits_;
+}
+
+BlockPoolStats BlockPool::Stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  BlockPoolStats stats = stats_;
+  stats.process_bytes = process_bytes.load(std::memory_order_relaxed);
+  return stats;
+}
+
+void BlockPool::Close() {
+  std::vector<Idle> idle;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (closed_) return;
+    closed_ = true;
+    idle.swap(idle_);
+    stats_.released += idle.size();
+    stats_.idle_bytes = 0;
+    stats_.idle_blocks = 0;
+  }
+  for (const Idle& i : idle) Release(i.block);
+}
+
+}  // namespace smartread

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+// readMany's fast path on a pool thread: a run of cached files read while the JS thread reads
+// another.
+#include "cached_run.h"
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "block_pool.h"
+#include "cached_read.h"
+#include "file_io.h"
+#include "pool_job.h"
+
+namespace smartread {
+
+namespace {
+
+// Where a run's small results land before they are copied into the one Buffer the run returns
+// (only the bytes read: a result must not keep a block of unused room alive), and the largest
+// file a run takes: a larger one is for the JS thread's fast path, which reads into a Buffer of
+// its own, or for the engines.
+constexpr size_t kSlab = size_t{1} << 20;
+constexpr size_t kFileMax = size_t{256} << 10;
+
+class RunJob final : public PoolJob {
+ public:
+  struct Item {
+    std::string path;
+    // The size the name had as a regular file when last read (hints), or -1: looked at first.
+    int64_t known = -1;
+    int32_t result = kRunLeft;
+    uint32_t offset = 0;
+    bool in_memory = false;
+  };
+
+  Instance* instance = nullptr;
+  std::shared_ptr<BlockPool> blocks;
+  std::vector<Item> items;
+  int flags = 0;
+  Confinement confinement;
+
+  ~RunJob() override {
+    if (blocks && slab_.data != nullptr) {
+      blocks->Give(slab_);
+    } else if (!blocks) {
+      free(slab_.data);
+    }
+  }
+
+ private:
+  void Execute() override {
+    if (blocks) slab_ = blocks->Take(kSlab);
+    if (slab_.data == nullptr && !blocks) slab_ = Block{static_cast<uint8_t*>(malloc(kSlab)), kSlab, false};
+    if (slab_.data == nullptr) return;
+    for (Item& item : items) {
+      if (!item.path.empty()) ReadOne(item);
+    }
+  }
+
+  void ReadOne(Item& item) {
+    open_how how{};
+    how.resolve = RESOLVE_CACHED | confinement.resolve;
+    const int dirfd = confinement.dirfd >= 0 ? confinement.dirfd : AT_FDCWD;
+    struct stat st {};
+    // As on the JS thread: a name not known to be a small regular file is looked at through an
+    // O_PATH descriptor, which opens nothing, before it is opened (a FIFO must not be).
+    if (item.known < 0) {
+      how.flags = static_cast<uint64_t>(O_PATH | O_CLOEXEC | (flags & (O_NOFOLLOW | O_DIRECTORY)));
+      const int probe = static_cast<int>(syscall(SYS_openat2, dirfd, item.path.c_str(), &how, sizeof how));
+      if (probe < 0) {
+        item.result = errno == EAGAIN ? kRunMiss : kRunLeft;
+        return;
+      }
+      const bool fits = fstat(probe, &st) == 0 && Fits(st);
+      close(probe);
+      if (!fits) return;
+    } else if (static_cast<size_t>(item.known) > kSlab - used_) {
+      return;
+    }
+    how.flags = static_cast<uint64_t>(flags | O_CLOEXEC | O_NONBLOCK);
+    const int fd = static_cast<int>(syscall(SYS_openat2, dirfd, item.path.c_str(), &how, sizeof how));
+    if (fd < 0) {
+      item.result = errno == EAGAIN ? kRunMiss : kRunLeft;
+      return;
+    }
+    if (fstat(fd, &st) == 0 && Fits(st)) {
+      const size_t size = static_cast<size_t>(st.st_size);
+      item.in_memory = InMemory(st.st_dev);
+      ssize_t n = ReadFully(fd, slab_.data + used_, size, 0, item.in_memory ? 0 : RWF_NOWAIT);
+      if (n == -EOPNOTSUPP && IsInMemoryFilesystem(fd, st.st_dev)) {
+        item.in_memory = true;
+        n = ReadFully(fd, slab_.data + used_, size, 0);
+      }
+      if (n == -EAGAIN) {
+        item.result = kRunMiss;
+      } else if (n >= 0) {
+        item.result = static_cast<int32_t>(n);
+        item.offset = static_cast<uint32_t>(used_);
+        used_ = (used_ + static_cast<size_t>(n) + 7) & ~size_t{7};
+      }
+    }
+    close(fd);
+  }
+
+  // A regular file with a size, small enough for the run, with room left for it.
+  bool Fits(const struct stat& st) const {
+    if (!S_ISREG(st.st_mode) || st.st_size <= 0) return false;
+    const size_t size = static_cast<size_t>(st.st_size);
+    return size <= kFileMax && size <= kSlab - used_;
+  }
+
+  // tmpfs and ramfs refuse RWF_NOWAIT, and their reads never wait (see cached_read.cc); the
+  // devices found so are remembered for the run.
+  bool InMemory(dev_t dev) const { return std::find(memory_devs_.begin(), memory_devs_.end(), dev) != memory_devs_.end(); }
+  bool IsInMemoryFilesystem(int fd, dev_t dev) {
+    struct statfs sf;
+    if (fstatfs(fd, &sf) < 0 || (sf.f_type != TMPFS_MAGIC && sf.f_type != RAMFS_MAGIC)) return false;
+    memory_devs_.push_back(dev);
+    return true;
+  }
+
+  // [slab, results]; the hints learn the sizes of the files read.
+  napi_value Settle(napi_env env) override {
+    napi_value slab = nullptr;
+    napi_value buffer = nullptr;
+    napi_value results = nullptr;
+    napi_value out = nullptr;
+    void* data = nullptr;
+    const size_t count = items.size();
+    if (napi_create_buffer_copy(env, used_, used_ > 0 ? slab_.data : nullptr, &data, &slab) != napi_ok ||
+        napi_create_arraybuffer(env, 2 * count * sizeof(int32_t), &data, &buffer) != napi_ok ||
+        napi_create_typedarray(env, napi_int32_array, 2 * count, buffer, 0, &results) != napi_ok ||
+        napi_create_array_with_length(env, 2, &out) != napi_ok ||
+        napi_set_element(env, out, 0, slab) != napi_ok || napi_set_element(env, out, 1, results) != napi_ok) {
+      return nullptr;
+    }
+    int32_t* values = static_cast<int32_t*>(data);
+    FastPathHints& hints = instance->fast_path;
+    for (size_t k = 0; k < count; k++) {
+      const Item& item = items[k];
+      values[2 * k] = item.result;
+      values[2 * k + 1] = static_cast<int32_t>(item.offset);
+      // Names under a root are relative to it: never remembered (as on the JS thread).
+      // What it left, the JS thread's fast path reads, and learns from.
+      if (item.result >= 0 && !confinement.confined()) {
+        hints.SetRegular(item.path.c_str(), static_cast<uint64_t>(item.result), !item.in_memory);
+      }
+    }
+    return out;
+  }
+
+  Block slab_;
+  size_t used_ = 0;
+  std::vector<dev_t> memory_devs_;
+};
+
+}  // namespace
+
+Napi::Value CachedReadRun(const Napi::CallbackInfo& info, Instance& instance) {
+  napi_env env = info.Env();
+  napi_value paths = info[0];
+  const uint32_t start = info[1].As<Napi::Number>().Uint32Value();
+  const uint32_t end = info[2].As<Napi::Number>().Uint32Value();
+  auto job = std::make_unique<RunJob>();
+  job->instance = &instance;
+  job->blocks = instance.blocks;
+  job->flags = info[3].As<Napi::Number>().Int32Value();
+  job->confinement = ConfinementFromJs(info, 4);
+  const size_t count = std::min<size_t>(end > start ? end - start : 0, kCachedRunMax);
+  job->items.resize(count);
+  FastPathHints& hints = instance.fast_path;
+  for (size_t k = 0; k < count; k++) {
+    napi_value item;
+    napi_valuetype type;
+    if (napi_get_element(env, paths, static_cast<uint32_t>(start + k), &item) != napi_ok ||
+        napi_typeof(env, item, &type) != napi_ok || type != napi_string) {
+      continue;
+    }
+    PathArg path;
+    Failure failure;
+    if (!path.From(env, item, &failure)) continue;
+    RunJob::Item& slot = job->items[k];
+    slot.path.assign(path.c_str());
+    uint64_t known;
+    if (!job->confinement.confined() && hints.KnownSize(path.c_str(), &known) && known <= kFileMax) {
+      slot.known = static_cast<int64_t>(known);
+    }
+  }
+  return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:cachedReadRun"));
+}
+
+}  // namespace smartread

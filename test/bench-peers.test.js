@@ -1,0 +1,258 @@
+// The bench's peers (bench/peers.js): the protocol between the bench and a peer process, spoken
+// by the peer runner under Node and by the C driver compiled here, for real: every file's bytes
+// checked by digest against node:fs's, samples and resources from the timed loop, a cold run
+// asking for an eviction before each operation, node:fs's error messages; the digest check
+// catching a result that differs; Bun and Deno themselves, installed into the bench's cache
+// (skipped, with the reason, where they cannot be); and the corpus trial's file list.
+'use strict';
+const { test, describe, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { checkNoFdLeak, useTempDirs, makeTempDir, writePattern, patternBuffer, runToEnd } = require('./helpers');
+const {
+  startPeer, compileCDriver, installRuntime, cacheDir, writePathsFile, digestMismatch, tinybenchUrl, PEER_RUNTIMES, PEER_READERS, RUNNER,
+} = require('../bench/peers');
+const { listCorpus, corpusTrials } = require('../bench/trials');
+
+checkNoFdLeak({ spawnsChildren: true });
+const tempDirs = useTempDirs();
+
+// Short runs: the protocol is under test here, not the speed.
+const TIMING = { time: 1, iterations: 3, warmupTime: 1, warmupIterations: 1 };
+const COLD_TIMING = { time: 0, iterations: 3, warmupTime: 0, warmupIterations: 0 };
+
+/** Files of several sizes (none, one byte, a page, more than the C driver's first chunk) in `dir`. */
+function makeFiles(dir) {
+  return [0, 1, 4096, 70001].map((size) => writePattern(path.join(dir, `f${size}.bin`), size));
+}
+
+let pathsFiles = 0;
+/** A new paths file (peers.js writePathsFile) listing `paths`. */
+function pathsFile(paths) {
+  return writePathsFile(path.join(tempDirs.disk, `paths-${pathsFiles++}`), paths);
+}
+
+// The two peers every machine with a compiler has: the runner under this Node, and the C loop.
+const localPeers = [
+  {
+    name: 'the peer runner under Node',
+    readers: { sync: 'readFileSync', async: 'fs.promises.readFile' },
+    start: async () => ({ peer: await startPeer('Node', process.execPath, ['--expose-gc', RUNNER, tinybenchUrl()], {}) }),
+  },
+  {
+    name: 'the C driver',
+    readers: { sync: 'read' },
+    async start() {
+      let binary;
+      try {
+        // Compiled into a cache of its own: the test compiles this source, whatever is cached.
+        ({ binary } = await compileCDriver(makeTempDir(tempDirs.disk, 'cache-')));
+      } catch (err) {
+        if (/no C compiler/.test(err.message)) return { skip: err.message };
+        throw err;
+      }
+      return { peer: await startPeer('C', binary, [], {}) };
+    },
+  },
+];
+
+for (const local of localPeers) {
+  describe(local.name, () => {
+    let peer = null;
+    let skipReason = null;
+    let files;
+    before(async () => {
+      files = makeFiles(makeTempDir(tempDirs.disk, 'files-'));
+      ({ peer = null, skip: skipReason = null } = await local.start());
+    });
+    after(() => peer?.close());
+
+    const context = (shape, paths, { consumeAll = false, evict = null } = {}) => peer.setContext({
+      shape, consumeAll, pathsFile: pathsFile(paths), evict,
+    });
+    const skipped = (t) => {
+      if (skipReason) t.skip(skipReason);
+      return Boolean(skipReason);
+    };
+
+    test('says it is ready, with its runtime and version', (t) => {
+      if (skipped(t)) return;
+      assert.equal(peer.ready.ready, true);
+      assert.match(peer.ready.version, /^\d+\.\d+/);
+      assert.ok(['node', 'c'].includes(peer.ready.runtime), peer.ready.runtime);
+    });
+
+    for (const kind of Object.keys(local.readers)) {
+      test(`its ${kind} reader reads every file's bytes, one file or many, on disk and tmpfs, and /proc files of no size`, async (t) => {
+        if (skipped(t)) return;
+        const reader = local.readers[kind];
+        const sets = [files, ...(tempDirs.tmpfs ? [makeFiles(makeTempDir(tempDirs.tmpfs, 'files-'))] : []), ['/proc/version']];
+        for (const paths of sets) {
+          assert.deepEqual(await context('files', paths), { ok: true, files: paths.length });
+          const answer = await peer.verify(reader);
+          assert.deepEqual(answer.lengths, paths.map((p) => fs.readFileSync(p).length));
+          assert.equal(digestMismatch(paths.map((p) => fs.readFileSync(p)), answer, paths), null);
+          for (const file of paths) {
+            await context('file', [file]);
+            const one = await peer.verify(reader);
+            assert.equal(digestMismatch(fs.readFileSync(file), one, [file]), null, file);
+          }
+        }
+      });
+
+      test(`its ${kind} reader is timed in its own process: samples, resources${kind === 'async' ? ', the event loop' : ''}`, async (t) => {
+        if (skipped(t)) return;
+        await context('files', files, { consumeAll: true });
+        const run = await peer.time(local.readers[kind], TIMING, false);
+        assert.ok(run.samples.length >= TIMING.iterations, `${run.samples.length} samples`);
+        assert.ok(run.samples.every((ms) => ms > 0), 'every sample is a duration');
+        assert.equal(run.resources.operations, run.samples.length);
+        assert.ok(run.resources.peakRssBytes > 0 && run.resources.minorFaults >= 0 && run.resources.majorFaults >= 0, JSON.stringify(run.resources));
+        if (kind === 'async') {
+          assert.ok(run.loopStall && run.loopStall.stretches === 1 && run.loopStall.maxMs >= run.loopStall.p99Ms, JSON.stringify(run.loopStall));
+        } else {
+          assert.equal(run.loopStall, null);
+        }
+      });
+    }
+
+    test('a cold run asks for the files\' eviction before every operation, the first checking them all', async (t) => {
+      if (skipped(t)) return;
+      const asked = [];
+      await context('files', files, { evict: (checkAll) => asked.push(checkAll) });
+      const run = await peer.time(local.readers.sync, COLD_TIMING, true);
+      assert.equal(run.samples.length, COLD_TIMING.iterations);
+      assert.deepEqual(asked, [true, false, false]);
+    });
+
+    test('an eviction that fails ends the run with its reason, and the peer goes on', async (t) => {
+      if (skipped(t)) return;
+      await context('file', [files[2]], {
+        evict: () => {
+          throw new Error('pages still cached');
+        },
+      });
+      await assert.rejects(peer.time(local.readers.sync, COLD_TIMING, true), { message: 'pages still cached' });
+      await context('file', [files[2]]);
+      assert.equal(digestMismatch(fs.readFileSync(files[2]), await peer.verify(local.readers.sync), [files[2]]), null);
+    });
+
+    test('a missing file fails with node:fs\'s message; so do an unknown reader and a bad context', async (t) => {
+      if (skipped(t)) return;
+      const missing = path.join(path.dirname(files[0]), 'missing');
+      const expected = (() => {
+        try {
+          fs.readFileSync(missing);
+        } catch (err) {
+          return err.message;
+        }
+        return assert.fail('the file exists');
+      })();
+      await context('files', [files[1], missing]);
+      await assert.rejects(peer.verify(local.readers.sync), { message: expected });
+      await assert.rejects(peer.time(local.readers.sync, TIMING, false), { message: expected });
+      await assert.rejects(peer.verify('no-such-reader'), /reader/);
+      await assert.rejects(context('file', files), /one path/);
+      await assert.rejects(peer.setContext({ shape: 'files', consumeAll: false, pathsFile: missing }), /ENOENT/);
+    });
+
+    test('the bench\'s digest check catches a result that is not the baseline\'s', async (t) => {
+      if (skipped(t)) return;
+      const file = files[3];
+      await context('file', [file]);
+      const answer = await peer.verify(local.readers.sync);
+      const changed = fs.readFileSync(file);
+      changed[500] ^= 1;
+      assert.match(digestMismatch(changed, answer, [file]), /right length, different bytes \((sha1|crc32) differs\)/);
+      assert.equal(digestMismatch(changed.subarray(1), answer, [file]), `${changed.length} bytes instead of ${changed.length - 1}`);
+      await context('files', files);
+      const many = await peer.verify(local.readers.sync);
+      const expected = files.map((f) => fs.readFileSync(f));
+      expected[3] = changed;
+      assert.match(digestMismatch(expected, many, files), /^f70001\.bin: right length, different bytes/);
+      assert.match(digestMismatch(expected.slice(1), many, files), /4 results for 3 files/);
+    });
+  });
+}
+
+// Bun and Deno as the bench runs them, from the bench's cache (installed there now when they
+// are not yet: a few seconds from the npm registry). Where that cannot be done, the tests are
+// skipped with the reason.
+describe('Bun and Deno', () => {
+  let files;
+  before(() => {
+    files = makeFiles(makeTempDir(tempDirs.disk, 'files-'));
+  });
+
+  for (const runtime of PEER_RUNTIMES) {
+    test(`${runtime.name} ${runtime.version}: every reader of its, one file and many, reads the bytes node:fs reads, and is timed`, async (t) => {
+      let binary;
+      try {
+        ({ binary } = await installRuntime(runtime, cacheDir()));
+      } catch (err) {
+        t.skip(`${runtime.name} cannot be installed here: ${err.message}`);
+        return;
+      }
+      const peer = await startPeer(runtime.name, binary, runtime.args(tinybenchUrl()), runtime.env(cacheDir()));
+      try {
+        assert.equal(peer.ready.version, runtime.version);
+        assert.equal(peer.ready.runtime, runtime.package);
+        assert.equal(peer.ready.gc, true, 'a GC before each run');
+        assert.ok(['interval', 'lateness'].includes(peer.ready.loopStall), peer.ready.loopStall);
+        const readers = PEER_READERS.filter((r) => r.peer === runtime.name);
+        assert.ok(readers.length >= 2);
+        for (const { reader, async: isAsync } of readers) {
+          for (const [shape, paths] of [['file', [files[3]]], ['files', files]]) {
+            await peer.setContext({ shape, consumeAll: false, pathsFile: pathsFile(paths) });
+            const expected = shape === 'file' ? fs.readFileSync(paths[0]) : paths.map((p) => fs.readFileSync(p));
+            assert.equal(digestMismatch(expected, await peer.verify(reader), paths), null, `${reader}, ${shape}`);
+          }
+          const run = await peer.time(reader, TIMING, false);
+          assert.ok(run.samples.length >= TIMING.iterations && run.resources.operations === run.samples.length, `${reader}: ${run.samples.length} samples`);
+          assert.equal(run.loopStall === null, !isAsync, `${reader}: the loop watched while an async reader reads`);
+        }
+      } finally {
+        await peer.close();
+      }
+    });
+  }
+});
+
+test('a peer that cannot be started is a reason, and leaves nothing running', async () => {
+  const missing = path.join(tempDirs.disk, 'no-such-runtime');
+  await assert.rejects(startPeer('Nothing', missing, [], {}), new RegExp(`Nothing did not start: spawn ${missing} ENOENT`));
+  await assert.rejects(startPeer('Node', process.execPath, ['-e', 'process.exit(3)'], {}), /Node ended \(exit code 3\)/);
+  await assert.rejects(startPeer('Node', process.execPath, ['-e', 'console.log("hello")'], {}), /Node wrote a line that is not JSON: hello/);
+});
+
+describe('the corpus', () => {
+  test('is every regular file under the directory, depth first in name order, links and other files left out', () => {
+    const dir = makeTempDir(tempDirs.disk, 'corpus-');
+    fs.mkdirSync(path.join(dir, 'b', 'c'), { recursive: true });
+    fs.mkdirSync(path.join(dir, 'a'));
+    fs.writeFileSync(path.join(dir, 'b', 'c', 'deep.js'), patternBuffer(300));
+    fs.writeFileSync(path.join(dir, 'b', 'Z.md'), patternBuffer(20));
+    fs.writeFileSync(path.join(dir, 'a', 'empty'), '');
+    fs.writeFileSync(path.join(dir, 'top.json'), patternBuffer(5000));
+    fs.symlinkSync(path.join(dir, 'top.json'), path.join(dir, 'a', 'link.json'));
+    fs.symlinkSync(path.join(dir, 'b'), path.join(dir, 'linked-dir'));
+    const list = listCorpus(dir);
+    assert.deepEqual(list.paths.map((p) => path.relative(dir, p)), ['a/empty', 'b/Z.md', 'b/c/deep.js', 'top.json']);
+    assert.equal(list.bytes, 5320);
+    const [warm, cold] = corpusTrials(list, { cold: true });
+    assert.deepEqual([warm.name, cold.name], ['warm-corpus', 'cold-corpus']);
+    assert.equal(warm.files, 4);
+    assert.equal(warm.bytes, 5320);
+    assert.equal(warm.shape, 'files');
+    assert.match(cold.unavailable({ fsType: 'tmpfs' }) ?? 'needs the addon', /tmpfs|addon/);
+    assert.deepEqual(warm.setup().paths, list.paths, 'read in place');
+    assert.throws(() => listCorpus(path.join(dir, 'missing')), { code: 'ENOENT' });
+  });
+
+  test('--corpus must name a directory', async () => {
+    const run = await runToEnd(process.execPath, ['bench/index.js', '--corpus', path.join(tempDirs.disk, 'missing'), '--filter', 'corpus']);
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(run.stderr, /--corpus .*missing: not a directory/);
+  });
+});

@@ -1,0 +1,273 @@
+// The block pool: large results are read into recycled blocks, whose pages are already in
+// place. A block comes back only once no Buffer refers to it, never carries another file's
+// bytes into a result, cannot be transferred to another thread, and goes back to the system
+// when idle past blockPoolIdleMs or past blockPoolMaxBytes.
+'use strict';
+const { test, afterEach } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const v8 = require('node:v8');
+const vm = require('node:vm');
+const { smartRead, smartReadSync, readMany, metrics, tuning, setTuning, engineInfo } = require('smartread');
+const {
+  checkNoFdLeak, useTempDirs, writePattern, assertSameBytes, runToEnd, waitUntil, skipUnlessAvailable,
+  setUpAsyncEngines,
+} = require('./helpers');
+
+setUpAsyncEngines();
+checkNoFdLeak({ spawnsChildren: true });
+const tempDirs = useTempDirs();
+const native = engineInfo().engine === 'native';
+const defaults = tuning();
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc');
+
+afterEach(() => setTuning(defaults));
+
+// Collects what is garbage, and lets the finalizers Node queues for the event loop run.
+async function collect() {
+  for (let i = 0; i < 3; i++) {
+    gc();
+    await new Promise(setImmediate);
+  }
+}
+
+/** A file of `size` bytes, all `byte`. */
+function writeFilled(file, size, byte) {
+  fs.writeFileSync(file, Buffer.alloc(size, byte));
+  return file;
+}
+
+const pool = () => metrics().blockPool;
+
+// Collects the garbage of earlier tests and empties the pool: figures from here on are a test's own.
+async function emptyPool() {
+  await collect();
+  const { blockPoolMaxBytes } = tuning();
+  setTuning({ blockPoolMaxBytes: 0 });
+  setTuning({ blockPoolMaxBytes });
+  metrics.reset();
+}
+
+// Each way of reading one file; `strategy` for skipUnlessAvailable, null when always there.
+const readers = [
+  { name: 'smartReadSync', strategy: null, read: (file) => smartReadSync(file) },
+  { name: "smartRead 'auto'", strategy: null, read: (file) => smartRead(file) },
+  { name: "smartRead 'uring'", strategy: 'uring', read: (file) => smartRead(file, { strategy: 'uring' }) },
+  { name: "smartRead 'threadpool'", strategy: 'threadpool', read: (file) => smartRead(file, { strategy: 'threadpool' }) },
+  { name: 'readMany', strategy: null, read: async (file) => (await readMany([file]))[0] },
+];
+
+test('large results come from the pool, and a block comes back once its Buffer is collected', async (t) => {
+  if (!native) {
+    t.skip('the pool is part of the addon');
+    return;
+  }
+  for (const reader of readers) {
+    if (reader.strategy && skipUnlessAvailable(t, reader.strategy)) continue;
+    for (const { kind, dir } of tempDirs.all) {
+      const file = writePattern(path.join(dir, `pooled-${reader.name.replace(/\W/g, '')}`), 3 * MiB + 5);
+      fs.readFileSync(file);
+      await emptyPool();
+      let first = await reader.read(file);
+      assertSameBytes(first, fs.readFileSync(file), `${reader.name}, ${kind}: the first read`);
+      const lent = pool();
+      assert.equal(lent.hits + lent.misses, 1, `${reader.name}, ${kind}: one block taken`);
+      assert.ok(lent.lentBytes >= 3 * MiB + 5, `${reader.name}, ${kind}: the result holds its block`);
+      first = null;
+      await collect();
+      assert.ok(pool().idleBytes >= 3 * MiB + 5, `${reader.name}, ${kind}: back in the pool once collected`);
+      const second = await reader.read(file);
+      assertSameBytes(second, fs.readFileSync(file), `${reader.name}, ${kind}: the second read`);
+      assert.equal(pool().hits, 1, `${reader.name}, ${kind}: the second read got the recycled block`);
+    }
+  }
+});
+
+test('a recycled block holds only the new file: another file of the same size class, shorter, after a file that grew', async (t) => {
+  if (!native) {
+    t.skip('the pool is part of the addon');
+    return;
+  }
+  for (const reader of readers) {
+    if (reader.strategy && skipUnlessAvailable(t, reader.strategy)) continue;
+    for (const { kind, dir } of tempDirs.all) {
+      const what = `${reader.name}, ${kind}`;
+      const a = writePattern(path.join(dir, 'class-a'), 2 * MiB);
+      const b = writeFilled(path.join(dir, 'class-b'), 2 * MiB, 0xab);
+      // 1 byte and 4 KiB + 1 short of the same class: the rest of the block is not the result's.
+      const shortByOne = writeFilled(path.join(dir, 'class-c'), 2 * MiB - 1, 0xcd);
+      const shortByPage = writeFilled(path.join(dir, 'class-d'), 2 * MiB - 4097, 0xef);
+      for (const file of [a, b, shortByOne, shortByPage, a]) {
+        await collect();
+        const result = await reader.read(file);
+        assertSameBytes(result, fs.readFileSync(file), `${what}: ${path.basename(file)}`);
+      }
+      assert.ok(pool().hits >= 1, `${what}: blocks were recycled`);
+    }
+  }
+});
+
+test('a block is never handed out while a Buffer (or a view of its memory) still refers to it', async (t) => {
+  if (!native) {
+    t.skip('the pool is part of the addon');
+    return;
+  }
+  const file = writePattern(path.join(tempDirs.tmpfs ?? tempDirs.disk, 'kept'), 1 * MiB);
+  const other = writeFilled(path.join(tempDirs.tmpfs ?? tempDirs.disk, 'other'), 1 * MiB, 0x5a);
+  const kept = smartReadSync(file);
+  // Views outliving the Buffer: the ArrayBuffer, and a typed array over part of it.
+  const view = new Uint32Array(smartReadSync(file).buffer, 4096, 1024);
+  const viewCopy = Buffer.from(view.buffer, view.byteOffset, view.byteLength).toString('hex');
+  const copy = Buffer.from(kept);
+  for (let i = 0; i < 50; i++) {
+    smartReadSync(other);
+    await smartRead(other);
+    if (i % 10 === 0) await collect();
+  }
+  assert.ok(kept.equals(copy), 'the kept result still has its own bytes');
+  assert.equal(Buffer.from(view.buffer, view.byteOffset, view.byteLength).toString('hex'), viewCopy, 'so does the view');
+  assert.ok(pool().hits > 0, 'blocks were recycled meanwhile');
+});
+
+test('a pooled result cannot move to another thread: postMessage copies it (Node 20) or refuses the transfer', async (t) => {
+  if (!native) {
+    t.skip('the pool is part of the addon');
+    return;
+  }
+  const file = writePattern(path.join(tempDirs.disk, 'to-a-worker'), 1 * MiB);
+  const script = `
+    const { Worker } = require('node:worker_threads');
+    const { smartReadSync } = require('smartread');
+    const result = smartReadSync(${JSON.stringify(file)});
+    const copy = Buffer.from(result);
+    const worker = new Worker('require("node:worker_threads").parentPort.once("message", (m) => { process.exit(m.byteLength === ${MiB} ? 0 : 3); })', { eval: true });
+    let outcome;
+    try {
+      worker.postMessage(result.buffer, [result.buffer]);
+      outcome = 'sent';
+    } catch (err) {
+      outcome = err.name;
+    }
+    worker.on('exit', (code) => {
+      if (outcome === 'sent' && code !== 0) process.exit(4);
+      console.log(JSON.stringify({ outcome, stillHere: result.length, intact: result.equals(copy) }));
+    });
+    if (outcome !== 'sent') worker.terminate();`;
+  const run = await runToEnd(process.execPath, ['-e', script]);
+  assert.equal(run.code, 0, run.stderr);
+  const { outcome, stillHere, intact } = JSON.parse(run.stdout);
+  assert.ok(outcome === 'sent' || outcome === 'DataCloneError', outcome);
+  assert.equal(stillHere, MiB, 'the result was not detached from this thread');
+  assert.ok(intact);
+});
+
+test('idle blocks go back to the system after blockPoolIdleMs, and past blockPoolMaxBytes at once', async (t) => {
+  if (!native) {
+    t.skip('the pool is part of the addon');
+    return;
+  }
+  const dir = tempDirs.tmpfs ?? tempDirs.disk;
+  const files = [0, 1, 2, 3].map((i) => writeFilled(path.join(dir, `idle-${i}`), 1 * MiB, i));
+  await emptyPool();
+  setTuning({ blockPoolIdleMs: 60_000, blockPoolMaxBytes: 2 * MiB });
+  let held = files.map((file) => smartReadSync(file));
+  assert.equal(pool().lentBlocks, 4);
+  held = null;
+  await collect();
+  assert.deepEqual([pool().lentBlocks, pool().idleBlocks, pool().idleBytes], [0, 2, 2 * MiB], 'the bound keeps two of the four');
+  setTuning({ blockPoolIdleMs: 50 });
+  await waitUntil(() => pool().idleBytes === 0, 10_000, () => `idle blocks left: ${JSON.stringify(pool())}`);
+  assert.equal(pool().idleBlocks, 0);
+  assert.equal(held, null);
+});
+
+test('blockPoolFrom decides which results are pooled; 0 turns the pool off', async (t) => {
+  if (!native) {
+    t.skip('the pool is part of the addon');
+    return;
+  }
+  const file = writePattern(path.join(tempDirs.disk, 'from'), 512 * KiB);
+  metrics.reset();
+  setTuning({ blockPoolFrom: 0 });
+  assertSameBytes(smartReadSync(file), fs.readFileSync(file));
+  assertSameBytes(await smartRead(file, { strategy: 'threadpool' }), fs.readFileSync(file));
+  assert.equal(pool().hits + pool().misses, 0, 'off');
+  setTuning({ blockPoolFrom: 512 * KiB + 1 });
+  assertSameBytes(smartReadSync(file), fs.readFileSync(file));
+  assert.equal(pool().hits + pool().misses, 0, 'smaller than blockPoolFrom');
+  setTuning({ blockPoolFrom: 512 * KiB });
+  assertSameBytes(smartReadSync(file), fs.readFileSync(file));
+  assert.equal(pool().hits + pool().misses, 1, 'from blockPoolFrom on');
+});
+
+test('a synchronous loop of large reads reuses blocks without yielding to the event loop', async (t) => {
+  if (!native) {
+    t.skip('the pool is part of the addon');
+    return;
+  }
+  const file = writePattern(path.join(tempDirs.tmpfs ?? tempDirs.disk, 'sync-loop'), 32 * MiB);
+  await emptyPool();
+  for (let i = 0; i < 40; i++) {
+    const result = smartReadSync(file);
+    assert.equal(result.length, 32 * MiB);
+    if (i % 8 === 0) gc();
+  }
+  const p = pool();
+  // Without taking back collected blocks in the loop itself, every read would map a new one
+  // (finalizers run only once the loop turns).
+  assert.ok(p.hits >= 20, `blocks recycled within the loop: ${JSON.stringify(p)}`);
+  assert.ok(p.lentBlocks + p.idleBlocks <= 20, `blocks in use or idle: ${JSON.stringify(p)}`);
+});
+
+test('metrics() reports the pool, also in the Prometheus text', async (t) => {
+  const m = metrics();
+  assert.deepEqual(Object.keys(m.blockPool).sort(), ['hits', 'idleBlocks', 'idleBytes', 'lentBlocks', 'lentBytes', 'misses', 'processBytes', 'released']);
+  const text = metrics.prometheus();
+  assert.match(text, /smartread_block_pool_bytes\{state="idle"\} \d+/);
+  assert.match(text, /smartread_block_pool_takes_total\{outcome="hit"\} \d+/);
+  if (!native) {
+    assert.deepEqual(Object.values(m.blockPool), [0, 0, 0, 0, 0, 0, 0, 0], 'no pool on the JS engine');
+    t.skip('the pool is part of the addon');
+  }
+});
+
+test('a worker has a pool of its own, and its blocks go back to the system when it ends', async (t) => {
+  if (!native) {
+    t.skip('the pool is part of the addon');
+    return;
+  }
+  const file = writePattern(path.join(tempDirs.disk, 'in-a-worker'), 2 * MiB);
+  // The worker ends holding its eight results, and with idle blocks (the main thread's figures
+  // count every pool of the process: processBytes).
+  const script = `
+    const { Worker } = require('node:worker_threads');
+    const { metrics } = require('smartread');
+    const before = metrics().blockPool.processBytes;
+    const worker = new Worker(\`
+      const { parentPort } = require('node:worker_threads');
+      const { smartRead, smartReadSync, metrics } = require('smartread');
+      (async () => {
+        const kept = [];
+        for (let i = 0; i < 4; i++) kept.push(smartReadSync(${JSON.stringify(file)}), await smartRead(${JSON.stringify(file)}));
+        for (let i = 0; i < 4; i++) await smartRead(${JSON.stringify(file)});
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        parentPort.postMessage(metrics().blockPool);
+      })();\`, { eval: true });
+    let inWorker;
+    worker.on('message', (m) => { inWorker = m; });
+    worker.on('exit', (code) => {
+      console.log(JSON.stringify({ before, inWorker, after: metrics().blockPool.processBytes, code }));
+    });`;
+  const run = await runToEnd(process.execPath, ['-e', script]);
+  assert.equal(run.code, 0, run.stderr);
+  const { before, inWorker, after, code } = JSON.parse(run.stdout);
+  assert.equal(code, 0);
+  assert.ok(inWorker.lentBlocks >= 8, `the worker held its eight results: ${JSON.stringify(inWorker)}`);
+  assert.ok(inWorker.processBytes >= before + 8 * 2 * MiB, 'counted process-wide');
+  assert.equal(after, before, 'every block of the worker is unmapped once it has ended');
+});
