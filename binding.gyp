@@ -15,6 +15,8 @@
         "src/native/dest_buffer.cc",
         "src/native/errors.cc",
         "src/native/file_io.cc",
+        "src/native/known_dirs.cc",
+        "src/native/mkdir_all.cc",
         "src/native/mmap_file.cc",
         "src/native/page_cache.cc",
         "src/native/pool_job.cc",
@@ -22,10 +24,14 @@
         "src/native/read_into.cc",
         "src/native/sync_read.cc",
         "src/native/threadpool_read.cc",
+        "src/native/threadpool_write.cc",
+        "src/native/write_file.cc",
         "src/native/uring/positional_read.cc",
         "src/native/uring/read_file.cc",
         "src/native/uring/cached_batch.cc",
-        "src/native/uring/ring.cc"
+        "src/native/uring/ring.cc",
+        "src/native/uring/mkdir_many.cc",
+        "src/native/uring/write_many.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")"

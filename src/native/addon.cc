@@ -8,15 +8,22 @@
 #include "cached_run.h"
 #include "dest_buffer.h"
 #include "instance.h"
+#include "known_dirs.h"
+#include "mkdir_all.h"
 #include "mmap_file.h"
 #include "page_cache.h"
 #include "prefetch.h"
 #include "read_into.h"
 #include "sync_read.h"
 #include "threadpool_read.h"
+#include "threadpool_write.h"
 #include "uring/cached_batch.h"
+#include "uring/mkdir_many.h"
 #include "uring/ring.h"
+#include "uring/write_many.h"
+#include "write_file.h"
 
+#include <memory>
 #include <string>
 
 namespace smartread {
@@ -55,6 +62,12 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("readIntoSync", &Addon::ReadIntoSyncMethod),
         InstanceMethod("readIntoAsync", &Addon::ReadIntoAsyncMethod),
         InstanceMethod("adviseRandom", &Addon::AdviseRandomMethod),
+        InstanceMethod("writeFileSync", &Addon::WriteFileSyncMethod),
+        InstanceMethod("mkdirAllSync", &Addon::MkdirAllSyncMethod),
+        InstanceMethod("dirsKnown", &Addon::DirsKnownMethod),
+        InstanceMethod("forgetDirs", &Addon::ForgetDirsMethod),
+        InstanceMethod("threadpoolWriteFiles", &Addon::ThreadpoolWriteFilesMethod),
+        InstanceMethod("threadpoolMkdirMany", &Addon::ThreadpoolMkdirManyMethod),
         InstanceValue("features", features, napi_enumerable),
     });
 #ifdef HAVE_LIBURING
@@ -66,6 +79,10 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("uringRegisterFile", &Addon::UringRegisterFile),
         InstanceMethod("uringUnregisterFile", &Addon::UringUnregisterFile),
         InstanceMethod("uringReadAt", &Addon::UringReadAt),
+        InstanceMethod("uringWriteSupport", &Addon::UringWriteSupport),
+        InstanceMethod("uringWriteFiles", &Addon::UringWriteFiles),
+        InstanceMethod("uringMkdirMany", &Addon::UringMkdirMany),
+        InstanceMethod("uringCancelBatch", &Addon::UringCancelBatch),
     });
 #endif
   }
@@ -195,6 +212,14 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value ReadIntoSyncMethod(const Napi::CallbackInfo& info) { return ReadIntoSync(info); }
   Napi::Value ReadIntoAsyncMethod(const Napi::CallbackInfo& info) { return ReadIntoAsync(info); }
   Napi::Value AdviseRandomMethod(const Napi::CallbackInfo& info) { return AdviseRandom(info); }
+  Napi::Value WriteFileSyncMethod(const Napi::CallbackInfo& info) { return WriteFileSync(info); }
+  Napi::Value MkdirAllSyncMethod(const Napi::CallbackInfo& info) { return MkdirAllSync(info, known_dirs_); }
+  Napi::Value DirsKnownMethod(const Napi::CallbackInfo& info) { return DirsKnown(info, *known_dirs_); }
+  Napi::Value ForgetDirsMethod(const Napi::CallbackInfo& info) { return ForgetDirs(info, *known_dirs_); }
+  Napi::Value ThreadpoolWriteFilesMethod(const Napi::CallbackInfo& info) { return ThreadpoolWriteFiles(info); }
+  Napi::Value ThreadpoolMkdirManyMethod(const Napi::CallbackInfo& info) {
+    return ThreadpoolMkdirMany(info, known_dirs_);
+  }
 
 #ifdef HAVE_LIBURING
   // uringStatus(): sets the ring up on first use; null when usable, else why not.
@@ -205,6 +230,9 @@ class Addon : public Napi::Addon<Addon> {
       // from its first io_uring read on; without it, readMany reads with syscalls.
       std::string why;
       if (ring_ != nullptr) cached_batch_ = uring::CachedBatchRing::Create(&why);
+      // What io_uring can do for writes, while descriptors are still to be had for the probe's
+      // small ring (a process may exhaust them before its first write).
+      if (ring_ != nullptr) uring::ProbeWriteSupport();
     }
     if (ring_ != nullptr) return info.Env().Null();
     return Napi::String::New(info.Env(), ring_why_);
@@ -247,6 +275,40 @@ class Addon : public Napi::Addon<Addon> {
     return Napi::Value(info.Env(), ring_->ReadAt(info));
   }
 
+  // uringWriteSupport() -> { writes, atomic, mkdir, why? }: what the kernel's io_uring can do
+  // for writes (the ops it lacks go to the thread pool); why: the probe failed.
+  Napi::Value UringWriteSupport(const Napi::CallbackInfo& info) {
+    const uring::WriteSupport& support = uring::ProbeWriteSupport();
+    Napi::Object out = Napi::Object::New(info.Env());
+    out.Set("writes", support.writes);
+    out.Set("atomic", support.atomic);
+    out.Set("mkdir", support.mkdir);
+    if (!support.probe_failure.empty()) out.Set("why", support.probe_failure);
+    return out;
+  }
+
+  Napi::Value UringWriteFiles(const Napi::CallbackInfo& info) {
+    if (ring_ == nullptr) {
+      Napi::Error::New(info.Env(), "smartread: io_uring is not set up").ThrowAsJavaScriptException();
+      return info.Env().Undefined();
+    }
+    return Napi::Value(info.Env(), uring::StartWriteBatch(ring_, info));
+  }
+
+  Napi::Value UringMkdirMany(const Napi::CallbackInfo& info) {
+    if (ring_ == nullptr) {
+      Napi::Error::New(info.Env(), "smartread: io_uring is not set up").ThrowAsJavaScriptException();
+      return info.Env().Undefined();
+    }
+    return Napi::Value(info.Env(), uring::StartMkdirBatch(ring_, info, known_dirs_));
+  }
+
+  // uringCancelBatch(id): cancels a write or mkdir batch; its promise still settles.
+  Napi::Value UringCancelBatch(const Napi::CallbackInfo& info) {
+    if (ring_ != nullptr) ring_->CancelClient(info[0].As<Napi::Number>().Uint32Value());
+    return info.Env().Undefined();
+  }
+
   // Owned by itself from setup on: it deletes itself at the end of the environment's teardown.
   uring::Ring* ring_ = nullptr;
   // readMany's batches of small cached files; closed for good if it fails.
@@ -256,6 +318,8 @@ class Addon : public Napi::Addon<Addon> {
 
   napi_env env_;
   Instance instance_;
+  // Shared with the pool's mkdir jobs, which may outlive the environment's teardown.
+  std::shared_ptr<KnownDirs> known_dirs_ = std::make_shared<KnownDirs>();
 };
 
 }  // namespace smartread

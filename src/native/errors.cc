@@ -13,6 +13,10 @@ const char* SyscallName(Syscall call) {
     case Syscall::kMmap: return "mmap";
     case Syscall::kFadvise: return "fadvise";
     case Syscall::kStat: return "stat";
+    case Syscall::kWrite: return "write";
+    case Syscall::kFsync: return "fsync";
+    case Syscall::kMkdir: return "mkdir";
+    case Syscall::kRename: return "rename";
     case Syscall::kNone: break;
   }
   return "";

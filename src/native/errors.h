@@ -8,7 +8,10 @@
 
 namespace smartread {
 
-enum class Syscall : uint8_t { kNone, kOpen, kFstat, kRead, kClose, kMmap, kFadvise, kStat };
+enum class Syscall : uint8_t {
+  kNone, kOpen, kFstat, kRead, kClose, kMmap, kFadvise, kStat,
+  kWrite, kFsync, kMkdir, kRename,
+};
 
 // Why a read did not produce bytes. errnum is a positive errno, or 0 for the non-errno reasons.
 struct Failure {

@@ -122,6 +122,35 @@ export interface NativeBinding {
   readIntoAsync: Engine['readIntoAsync'];
   /** posix_fadvise(POSIX_FADV_RANDOM) on an open fd: no readahead for its reads. */
   adviseRandom(fd: number): RawFailure | undefined;
+  /** Writes a whole file on the calling thread: `target` a validated path (opened with `flags`
+   * and `mode`) or an fd (written at its position, left open); `atomic` 0 in place, 1 through a
+   * temporary file renamed over the target, 2 the same where the target does not exist yet. */
+  writeFileSync(target: string | Buffer | number, data: Uint8Array, flags: number, mode: number, flush: boolean,
+    atomic: number, rootFd?: number, resolve?: number): RawFailure | undefined;
+  /** fs.mkdirSync(path, { recursive: true, mode }) on the calling thread: the byte length of
+   * the first directory made in the path, or -1 when none was. With asyncErrors, the errors of
+   * node's asynchronous walk (fs.mkdir), which differ in one case (mkdir_all.h). */
+  mkdirAllSync(path: string | Buffer, mode: number, asyncErrors: boolean, rootFd?: number, resolve?: number): number | RawFailure;
+  /** out[i] = 1 where paths[i] is a directory the environment made or saw (a hint). */
+  dirsKnown(paths: ReadonlyArray<string | Buffer>, out: Uint8Array): void;
+  /** Drops paths from the directories the environment knows. */
+  forgetDirs(paths: ReadonlyArray<string | Buffer>): void;
+  /** writeFileSync for each target in turn, on one pool thread: undefined when all succeeded,
+   * else each one's failure at its index. */
+  threadpoolWriteFiles(targets: ReadonlyArray<string | Buffer | number>, datas: readonly Uint8Array[], modes: Uint32Array,
+    flags: number, flush: boolean, atomic: number, rootFd?: number, resolve?: number): Promise<Array<RawFailure | undefined> | undefined>;
+  /** mkdirAllSync (asyncErrors) for each path in turn, on one pool thread. */
+  threadpoolMkdirMany(paths: ReadonlyArray<string | Buffer>, mode: number, rootFd?: number, resolve?: number): Promise<Array<number | RawFailure>>;
+  /** What the kernel's io_uring can do for writes (why: the probe failed); absent without liburing. */
+  uringWriteSupport?(): { writes: boolean; atomic: boolean; mkdir: boolean; why?: string };
+  /** threadpoolWriteFiles' contract on the ring, `concurrency` files in flight; `id` names the
+   * batch for uringCancelBatch. Queued until uringSubmit(). */
+  uringWriteFiles?(targets: ReadonlyArray<string | Buffer | number>, datas: readonly Uint8Array[], modes: Uint32Array,
+    flags: number, flush: boolean, atomic: number, concurrency: number, id: number): Promise<Array<RawFailure | undefined> | undefined>;
+  /** threadpoolMkdirMany's contract on the ring (MKDIRAT chains), `concurrency` paths in flight. */
+  uringMkdirMany?(paths: ReadonlyArray<string | Buffer>, mode: number, concurrency: number, id: number): Promise<Array<number | RawFailure>>;
+  /** Cancels a write or mkdir batch; what it had not finished fails with ECANCELED. */
+  uringCancelBatch?(id: number): void;
   /** Sets the ring up on first use: null when io_uring is usable, else why not. Absent when
    * the addon was built without liburing. */
   uringStatus?(): string | null;

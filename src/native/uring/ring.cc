@@ -107,6 +107,7 @@ bool Ring::Setup(std::string* why) {
     err = io_uring_queue_init_params(sq_entries, &ring_, &params);
     if (err == 0) {
       cq_capacity_ = params.cq_entries;
+      sq_entries_ = params.sq_entries;
       break;
     }
     if (err != -EINVAL) break;
@@ -316,9 +317,9 @@ void Ring::UnregisterFile(int slot) {
   int none = -1;
   io_uring_register_files_update(&ring_, static_cast<unsigned>(slot), &none, 1);
   free_slots_.push_back(slot);
-  // A whole-file read may have been waiting for a slot: start it, and submit it now, as no other
-  // call may come to submit it.
-  if (!waiting_.empty()) Drive();
+  // A whole-file read or a client may have been waiting for a slot: start it, and submit it now,
+  // as no other call may come to submit it.
+  if (!waiting_.empty() || !clients_.empty()) Drive();
 }
 
 napi_value Ring::ReadAt(const Napi::CallbackInfo& info) {
@@ -363,6 +364,32 @@ void Ring::FinishPositional(PositionalRead* read) {
   delete read;
 }
 
+void Ring::AddClient(RingClient* client) {
+  clients_.insert(client);
+  UpdateLoopRef();
+}
+
+void Ring::RemoveClient(RingClient* client) {
+  clients_.erase(client);
+  UpdateLoopRef();
+}
+
+void Ring::CancelClient(uint32_t id) {
+  for (RingClient* client : clients_) {
+    if (client->id() != id) continue;
+    client->Cancel();
+    Drive();
+    return;
+  }
+}
+
+int Ring::AcquireSlot() {
+  if (free_slots_.empty()) return -1;
+  const int slot = free_slots_.back();
+  free_slots_.pop_back();
+  return slot;
+}
+
 void Ring::Submit() { Drive(); }
 
 void Ring::Drive() {
@@ -374,6 +401,13 @@ void Ring::Drive() {
     const unsigned reaped = ReapReady();
     StartWaiting();
     StartWaitingPositional();
+    // A client may end (and unregister itself) in Continue(): iterate over a copy.
+    if (!clients_.empty()) {
+      const std::vector<RingClient*> clients(clients_.begin(), clients_.end());
+      for (RingClient* client : clients) {
+        if (clients_.count(client) != 0) client->Continue();
+      }
+    }
     if (reaped == 0 && io_uring_sq_ready(&ring_) == 0) {
       driving_ = false;
       UpdateLoopRef();
@@ -408,7 +442,7 @@ unsigned Ring::ReapReady() {
 
 void Ring::UpdateLoopRef() {
   if (poll_ == nullptr || closing_) return;
-  if (reads_.empty() && positional_.empty() && positional_waiting_.empty()) {
+  if (reads_.empty() && positional_.empty() && positional_waiting_.empty() && clients_.empty()) {
     uv_unref(reinterpret_cast<uv_handle_t*>(poll_));
   } else {
     uv_ref(reinterpret_cast<uv_handle_t*>(poll_));
@@ -441,6 +475,7 @@ void Ring::OnTeardown(napi_async_cleanup_hook_handle, void* arg) {
   // write into buffers that the environment is about to free.
   for (auto& entry : self->reads_) entry.second->Cancel();
   for (PositionalRead* read : self->positional_) read->Cancel();
+  for (RingClient* client : self->clients_) client->Cancel();
   while (self->ops_in_flight_ > 0) {
     io_uring_submit(&self->ring_);
     io_uring_cqe* cqe = nullptr;
@@ -454,6 +489,10 @@ void Ring::OnTeardown(napi_async_cleanup_hook_handle, void* arg) {
   for (PositionalRead* read : self->positional_waiting_) delete read;
   self->positional_.clear();
   self->positional_waiting_.clear();
+  // A client that ended during the wait has unregistered and deleted itself.
+  const std::vector<RingClient*> clients(self->clients_.begin(), self->clients_.end());
+  self->clients_.clear();
+  for (RingClient* client : clients) delete client;
   // Closing the ring closes every direct descriptor still registered.
   io_uring_queue_exit(&self->ring_);
   self->ring_ready_ = false;

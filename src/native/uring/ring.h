@@ -36,6 +36,22 @@ class OpOwner {
   ~OpOwner() = default;
 };
 
+// Work that submits ops of its own on the ring besides reads (writeMany's and mkdirMany's
+// batches). While registered (Ring::AddClient .. RemoveClient) it keeps the loop alive; Drive()
+// gives it a chance to go on after every pass (a descriptor slot may have come free); the
+// environment's teardown cancels it, waits for its ops (it may queue more, a CLOSE or an
+// UNLINK), and deletes it.
+class RingClient {
+ public:
+  virtual ~RingClient() = default;
+  // Whom uringCancel-style calls name.
+  virtual uint32_t id() const = 0;
+  // Asks the kernel to cancel every op in flight; the client then ends as its ops come back.
+  virtual void Cancel() = 0;
+  // Starts what waited for a free descriptor slot.
+  virtual void Continue() = 0;
+};
+
 // What an SQE is for: its user_data points at one of these (nullptr for cancel requests,
 // whose completions carry nothing to dispatch).
 struct Op {
@@ -78,6 +94,16 @@ class Ring {
   napi_value ReadAt(const Napi::CallbackInfo& info);
   // The positional read is done: settle its promise and delete it.
   void FinishPositional(PositionalRead* read);
+
+  // Clients other than reads (see RingClient).
+  void AddClient(RingClient* client);
+  void RemoveClient(RingClient* client);
+  // Cancels the client with this id, if it is still registered.
+  void CancelClient(uint32_t id);
+  // A free direct-descriptor slot for a client's file, or -1 (it then waits for Continue()).
+  int AcquireSlot();
+  // The SQ's size: the longest chain that can go in one submission.
+  unsigned sq_entries() const { return sq_entries_; }
 
   // Used by FileRead.
   napi_env env() const { return env_; }
@@ -141,6 +167,8 @@ class Ring {
   size_t max_positional_ = kMaxPositional;
   std::unordered_set<PositionalRead*> positional_;
   std::deque<PositionalRead*> positional_waiting_;
+  std::unordered_set<RingClient*> clients_;
+  unsigned sq_entries_ = 0;
   bool driving_ = false;
   bool closing_ = false;
 };

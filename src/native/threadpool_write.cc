@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+// The thread-pool engine for writes: runs of whole-file writes and of mkdir -p on libuv's pool,
+// for where io_uring is unavailable (and for confined writes).
+#include "threadpool_write.h"
+
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "errors.h"
+#include "mkdir_all.h"
+#include "pool_job.h"
+#include "read_into.h"
+#include "write_file.h"
+
+namespace smartread {
+
+namespace {
+
+class WriteFilesJob final : public PoolJob {
+ public:
+  std::vector<WriteRequest> requests;
+
+ private:
+  void Execute() override {
+    failures_.resize(requests.size());
+    for (size_t i = 0; i < requests.size(); i++) failures_[i] = WriteWholeFile(requests[i]);
+  }
+
+  napi_value Settle(napi_env env) override {
+    napi_value out = nullptr;
+    bool any = false;
+    for (const Failure& failure : failures_) any = any || failure.failed();
+    if (!any) {
+      napi_get_undefined(env, &out);
+      return out;
+    }
+    if (napi_create_array_with_length(env, failures_.size(), &out) != napi_ok) return nullptr;
+    for (size_t i = 0; i < failures_.size(); i++) {
+      if (!failures_[i].failed()) continue;
+      napi_value failure = FailureToJs(Napi::Env(env), failures_[i]);
+      if (failure == nullptr || napi_set_element(env, out, static_cast<uint32_t>(i), failure) != napi_ok) return nullptr;
+    }
+    return out;
+  }
+
+  std::vector<Failure> failures_;
+};
+
+class MkdirManyJob final : public PoolJob {
+ public:
+  std::vector<std::string> paths;
+  mode_t mode = 0777;
+  Confinement confinement;
+  std::shared_ptr<KnownDirs> known;
+
+ private:
+  void Execute() override {
+    const DirSyscalls syscalls(confinement);
+    results_.resize(paths.size());
+    failed_.resize(paths.size());
+    for (size_t i = 0; i < paths.size(); i++) {
+      int64_t first = -1;
+      // For fs.mkdir's callers: its asynchronous walk's errors.
+      const int err = MkdirAll(paths[i], mode, confinement.confined() ? nullptr : known.get(), syscalls, true,
+                               &first, &failed_[i]);
+      results_[i] = err != 0 ? -static_cast<int64_t>(err) - 2 : first;
+    }
+  }
+
+  napi_value Settle(napi_env env) override {
+    napi_value out = nullptr;
+    if (napi_create_array_with_length(env, results_.size(), &out) != napi_ok) return nullptr;
+    for (size_t i = 0; i < results_.size(); i++) {
+      napi_value value = nullptr;
+      if (results_[i] >= -1) {
+        if (napi_create_double(env, static_cast<double>(results_[i]), &value) != napi_ok) return nullptr;
+      } else {
+        value = MkdirFailureToJs(env, static_cast<int>(-(results_[i] + 2)), failed_[i]);
+        if (value == nullptr) return nullptr;
+      }
+      if (napi_set_element(env, out, static_cast<uint32_t>(i), value) != napi_ok) return nullptr;
+    }
+    return out;
+  }
+
+  // The first directory made's length, -1 for none, or -(errno + 2); and the level a failure
+  // happened at.
+  std::vector<int64_t> results_;
+  std::vector<int64_t> failed_;
+};
+
+}  // namespace
+
+Napi::Value ThreadpoolWriteFiles(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  napi_value targets = info[0];
+  napi_value datas = info[1];
+  uint32_t count = 0;
+  uint32_t* modes = nullptr;
+  size_t modes_length = 0;
+  napi_typedarray_type type;
+  // Raw N-API throughout (WriteTargetFromJs): under a worker's termination, nothing starts.
+  if (!ArrayLength(env, targets, &count) ||
+      napi_get_typedarray_info(env, info[2], &type, &modes_length, reinterpret_cast<void**>(&modes), nullptr, nullptr) != napi_ok ||
+      type != napi_uint32_array || modes_length < count) {
+    return Napi::Value();
+  }
+  auto job = std::make_unique<WriteFilesJob>();
+  job->requests.resize(count);
+  const int flags = info[3].As<Napi::Number>().Int32Value();
+  const bool flush = BoolArg(env, info[4]);
+  const Atomic atomic = static_cast<Atomic>(info[5].As<Napi::Number>().Uint32Value());
+  const Confinement confinement = ConfinementFromJs(info, 6);
+  for (uint32_t i = 0; i < count; i++) {
+    WriteRequest& request = job->requests[i];
+    napi_value target, data;
+    uint8_t* bytes = nullptr;
+    if (!ArrayElement(env, targets, i, &target) || !ArrayElement(env, datas, i, &data) ||
+        !WriteTargetFromJs(env, target, &request.target) || !ViewBytes(env, data, &bytes, &request.length)) {
+      return Napi::Value();
+    }
+    request.data = bytes;
+    request.flags = flags;
+    request.mode = static_cast<mode_t>(modes[i]);
+    request.flush = flush;
+    request.atomic = atomic;
+    request.confinement = confinement;
+  }
+  return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:threadpoolWriteFiles", datas));
+}
+
+Napi::Value ThreadpoolMkdirMany(const Napi::CallbackInfo& info, const std::shared_ptr<KnownDirs>& known) {
+  napi_env env = info.Env();
+  napi_value paths = info[0];
+  uint32_t count = 0;
+  if (!ArrayLength(env, paths, &count)) return Napi::Value();
+  auto job = std::make_unique<MkdirManyJob>();
+  job->paths.resize(count);
+  for (uint32_t i = 0; i < count; i++) {
+    napi_value element;
+    ReadTarget target;
+    if (!ArrayElement(env, paths, i, &element) || !WriteTargetFromJs(env, element, &target)) return Napi::Value();
+    job->paths[i] = std::move(target.path);
+  }
+  job->mode = static_cast<mode_t>(info[1].As<Napi::Number>().Uint32Value());
+  job->confinement = ConfinementFromJs(info, 2);
+  job->known = known;
+  return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:threadpoolMkdirMany"));
+}
+
+}  // namespace smartread
