@@ -32,7 +32,7 @@ export { smartWriteFile, smartWriteFileSync } from './write';
 export { writeMany } from './write_many';
 export { mkdirAll, mkdirAllSync, mkdirMany } from './mkdir_all';
 export { createWriter } from './writer';
-export type { ConfinedWriter } from './writer';
+export type { ConfinedWriter, Unconfined } from './writer';
 export type { WriteData, WriteFileOptions } from './write_args';
 export type { SettledWrite, WriteEntry, WriteManyOptions } from './write_many';
 export type { MkdirAllOptions, MkdirManyOptions, SettledMkdir } from './mkdir_all';

@@ -24,7 +24,20 @@ export interface MkdirManyOptions extends MkdirAllOptions {
   settle?: boolean;
 }
 
-export type SettledMkdir = { status: 'fulfilled'; value: string | undefined } | { status: 'rejected'; reason: Error };
+/** One path's outcome in mkdirMany's `settle` mode, as Promise.allSettled gives it. */
+export type SettledMkdir =
+  | {
+    /** The path is a directory now. */
+    status: 'fulfilled';
+    /** The first directory made for it, or undefined when none was (fs.mkdir's result). */
+    value: string | undefined;
+  }
+  | {
+    /** It could not be made. */
+    status: 'rejected';
+    /** node:fs's error for this path. */
+    reason: Error;
+  };
 
 // Node 22 and later check fs.mkdirSync's mode before its path, and name an options object's mode
 // 'options.mode'; Node 20 checks the path first and says 'mode'. Asked of mkdirSync itself,
@@ -63,6 +76,11 @@ function confinedOptions(options: unknown): ConfineOptions | undefined {
  * returns the first directory made, or undefined when none was. Starts right below the deepest
  * directory the environment knows to exist, where node walks up with a failing mkdir per
  * missing level.
+ *
+ * @param path - The directory to make (string, Buffer or file: URL).
+ * @param options - Its mode (a number or an octal string), or {@link MkdirAllOptions} without
+ *   the asynchronous ones.
+ * @returns The first directory made, or undefined when none was.
  */
 export function mkdirAllSync(path: PathLike, options?: Omit<MkdirAllOptions, 'signal' | 'strategy'> | number | string | null): string | undefined {
   let mode: number;
@@ -135,7 +153,13 @@ async function makeAll(targets: Array<string | Buffer>, call: MkdirCall, concurr
   });
 }
 
-/** fs.promises.mkdir(path, { recursive: true, mode }), on the engine the strategy names. */
+/**
+ * fs.promises.mkdir(path, { recursive: true, mode }), on the engine the strategy names.
+ *
+ * @param path - The directory to make (string, Buffer or file: URL).
+ * @param options - Its mode (a number or an octal string), or {@link MkdirAllOptions}.
+ * @returns The first directory made, or undefined when none was.
+ */
 export async function mkdirAll(path: PathLike, options?: MkdirAllOptions | number | string | null): Promise<string | undefined> {
   const call = mkdirCall(options, mkdirAll);
   // fs.promises.mkdir: the path, then the mode.
@@ -151,8 +175,31 @@ export async function mkdirAll(path: PathLike, options?: MkdirAllOptions | numbe
   }
 }
 
+/**
+ * mkdirAll for every path, with one outcome per path in input order, as Promise.allSettled
+ * gives them: no path's error rejects the whole.
+ *
+ * @param paths - The directories to make, any iterable.
+ * @param options - `settle: true`, and {@link MkdirManyOptions}.
+ * @returns `{ status: 'fulfilled', value }` or `{ status: 'rejected', reason }` per path.
+ */
 export function mkdirMany(paths: PathList<PathLike>, options: MkdirManyOptions & { settle: true }): Promise<SettledMkdir[]>;
+/**
+ * mkdirAll for every path, `concurrency` at once; rejects with the first error.
+ *
+ * @param paths - The directories to make, any iterable.
+ * @param options - Their mode, or {@link MkdirManyOptions}.
+ * @returns Per path, the first directory made for it, or undefined.
+ */
 export function mkdirMany(paths: PathList<PathLike>, options?: MkdirManyOptions | number | string | null): Promise<Array<string | undefined>>;
+/**
+ * mkdirAll for every path, `concurrency` at once; rejects with the first error unless `settle`
+ * is set.
+ *
+ * @param paths - The directories to make, any iterable.
+ * @param options - Their mode, or {@link MkdirManyOptions}.
+ * @returns Per path, the first directory made for it (or its outcome, with `settle`).
+ */
 export function mkdirMany(paths: PathList<PathLike>, options?: MkdirManyOptions | number | string | null): Promise<Array<string | undefined> | SettledMkdir[]>;
 /**
  * mkdirAll for every path, `concurrency` at once: on io_uring in one submission, each path's
@@ -161,6 +208,10 @@ export function mkdirMany(paths: PathList<PathLike>, options?: MkdirManyOptions 
  * not there yet, which of them reports making it may differ from one run to the next, as with
  * concurrent fs.mkdir calls (with strategy 'sync', they are made in order). Rejects with the
  * first error unless `settle` is set.
+ *
+ * @param paths - The directories to make, any iterable.
+ * @param options - Their mode, or {@link MkdirManyOptions}.
+ * @returns Per path, the first directory made for it (or its outcome, with `settle`).
  */
 export async function mkdirMany(paths: PathList<PathLike>, options?: MkdirManyOptions | number | string | null): Promise<Array<string | undefined> | SettledMkdir[]> {
   const list = pathList(paths, mkdirMany);

@@ -42,6 +42,11 @@ function fdRefusesAtomic(caller: Function) {
  * the same arguments, results and errors, for string and byte data. Iterables and streams are
  * not taken (fs.writeFile's rules). With `atomic`, readers see the old file or the whole new
  * one, never a part; with `mkdirs`, the parent directories are made first.
+ *
+ * @param path - The file (string, Buffer or file: URL), or an open fd.
+ * @param data - A string (in the encoding), a Buffer, a TypedArray or a DataView.
+ * @param options - The encoding, or {@link WriteFileOptions}.
+ * @returns Nothing, once the file is written (and, with `flush`, on the disk).
  */
 export async function smartWriteFile(path: PathOrFd, data: WriteData, options?: WriteFileOptions | BufferEncoding | null): Promise<void> {
   const validated = writeOptions(options, smartWriteFile);
@@ -70,6 +75,10 @@ export async function smartWriteFile(path: PathOrFd, data: WriteData, options?: 
 /**
  * The counterpart of fs.writeFileSync, on the calling thread, with `atomic` and `mkdirs` as
  * smartWriteFile's.
+ *
+ * @param path - The file (string, Buffer or file: URL), or an open fd.
+ * @param data - A string (in the encoding), a Buffer, a TypedArray or a DataView.
+ * @param options - The encoding, or {@link WriteFileOptions} without the asynchronous ones.
  */
 export function smartWriteFileSync(path: PathOrFd, data: WriteData, options?: Omit<WriteFileOptions, 'signal' | 'strategy'> | BufferEncoding | null): void {
   const validated = writeOptions(options, smartWriteFileSync);

@@ -6,6 +6,7 @@ import { strategyUnavailable } from './errors';
 import { jsMkdirAll, jsMkdirAllSync, jsWriteFile, jsWriteFileSync } from './js_write_engine';
 import type { Confine, NativeBinding, RawFailure } from './native';
 
+/** The engine a write runs on: 'auto' (the default) chooses; the others force one. */
 export type WriteStrategy = 'auto' | 'sync' | 'uring' | 'threadpool';
 export const writeStrategyNames: readonly WriteStrategy[] = ['auto', 'sync', 'uring', 'threadpool'];
 

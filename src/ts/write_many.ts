@@ -7,8 +7,11 @@ import { ECANCELED, forgetDirs, knownDirs, levelOf, type MkdirFailure, type Writ
 import type { RawFailure } from './native';
 import type { Root } from './confine';
 
+/** One file for writeMany: where, what, and (optionally) its mode. */
 export interface WriteEntry {
+  /** The file's path (string, Buffer or file: URL); not an fd. */
   path: PathLike;
+  /** Its contents: a string (in the call's encoding), a Buffer, a TypedArray or a DataView. */
   data: WriteData;
   /** This file's mode (default: options.mode, else 0o666). */
   mode?: number | string;
@@ -21,7 +24,20 @@ export interface WriteManyOptions extends WriteFileOptions {
   settle?: boolean;
 }
 
-export type SettledWrite = { status: 'fulfilled'; value: undefined } | { status: 'rejected'; reason: Error };
+/** One entry's outcome in writeMany's `settle` mode, as Promise.allSettled gives it. */
+export type SettledWrite =
+  | {
+    /** Written. */
+    status: 'fulfilled';
+    /** Nothing, as fs.promises.writeFile resolves with. */
+    value: undefined;
+  }
+  | {
+    /** Not written. */
+    status: 'rejected';
+    /** node:fs's error for this entry. */
+    reason: Error;
+  };
 
 /** One file to write, validated. */
 export interface WriteItem {
@@ -215,14 +231,44 @@ function entryItem(entry: unknown, defaultMode: number, encoding: BufferEncoding
   return { target, bytes, mode: mode === undefined ? defaultMode : parseFileMode(mode, 'mode', 0o666, caller), path };
 }
 
+/**
+ * Writes every entry, and resolves with one outcome per entry in input order, as
+ * Promise.allSettled does: no entry's error rejects the whole.
+ *
+ * @param entries - The files to write ({@link WriteEntry}), any iterable.
+ * @param options - `settle: true`, and {@link WriteManyOptions}.
+ * @returns `{ status: 'fulfilled' }` or `{ status: 'rejected', reason }` per entry.
+ */
 export function writeMany(entries: PathList<WriteEntry>, options: WriteManyOptions & { settle: true }): Promise<SettledWrite[]>;
+/**
+ * Writes every entry, at most `concurrency` files in flight (default 64); rejects with the
+ * first error (node:fs's, naming its file).
+ *
+ * @param entries - The files to write ({@link WriteEntry}), any iterable.
+ * @param options - The encoding of string data, or {@link WriteManyOptions}.
+ * @returns Nothing, once every file is written.
+ */
 export function writeMany(entries: PathList<WriteEntry>, options?: WriteManyOptions | BufferEncoding | null): Promise<void>;
+/**
+ * Writes every entry's data to its path, at most `concurrency` files in flight: on io_uring as
+ * linked OPENAT → WRITE → CLOSE chains submitted together, elsewhere in runs on libuv's pool.
+ * With `mkdirs`, each parent directory the batch needs is made once before its files. Rejects
+ * with the first error (node:fs's, naming its file) unless `settle` is set.
+ *
+ * @param entries - The files to write ({@link WriteEntry}), any iterable.
+ * @param options - The encoding of string data, or {@link WriteManyOptions}.
+ * @returns Nothing, or one outcome per entry with `settle`.
+ */
 export function writeMany(entries: PathList<WriteEntry>, options?: WriteManyOptions | BufferEncoding | null): Promise<void | SettledWrite[]>;
 /**
  * Writes every entry's data to its path, at most `concurrency` files in flight: on io_uring as
  * linked OPENAT → WRITE → CLOSE chains submitted together, elsewhere in runs on libuv's pool.
  * With `mkdirs`, each parent directory the batch needs is made once before its files. Rejects
  * with the first error (node:fs's, naming its file) unless `settle` is set.
+ *
+ * @param entries - The files to write ({@link WriteEntry}), any iterable.
+ * @param options - The encoding of string data, or {@link WriteManyOptions}.
+ * @returns Nothing, or one outcome per entry with `settle`.
  */
 export async function writeMany(entries: PathList<WriteEntry>, options?: WriteManyOptions | BufferEncoding | null): Promise<void | SettledWrite[]> {
   const list = pathList(entries, writeMany);

@@ -10,19 +10,54 @@ import { mkdirAll, mkdirAllSync, mkdirMany, type MkdirAllOptions, type MkdirMany
 import type { PathLike, PathOrFd } from './args';
 import type { WriteData, WriteFileOptions } from './write_args';
 
-type Unconfined<T> = Omit<T, 'root' | 'noSymlinks'>;
+/** Options of a confined writer's calls: the writer's root is theirs, so they take none. */
+export type Unconfined<T> = Omit<T, 'root' | 'noSymlinks'>;
 
+/** What createWriter returns: the write functions, each resolving its paths beneath the root. */
 export interface ConfinedWriter {
   /** The root, as given. */
   readonly root: string | Buffer;
+  /**
+   * smartWriteFile beneath the root.
+   * @param path - A path relative to the root (or an fd, which is written as it is).
+   * @param data - A string, a Buffer, a TypedArray or a DataView.
+   * @param options - The encoding, or smartWriteFile's options but `root`.
+   */
   smartWriteFile(path: PathOrFd, data: WriteData, options?: Unconfined<WriteFileOptions> | BufferEncoding | null): Promise<void>;
+  /**
+   * smartWriteFileSync beneath the root.
+   * @param path - A path relative to the root (or an fd, which is written as it is).
+   * @param data - A string, a Buffer, a TypedArray or a DataView.
+   * @param options - The encoding, or smartWriteFileSync's options but `root`.
+   */
   smartWriteFileSync(path: PathOrFd, data: WriteData, options?: Unconfined<Omit<WriteFileOptions, 'signal' | 'strategy'>> | BufferEncoding | null): void;
+  /**
+   * writeMany beneath the root.
+   * @param entries - The files to write, their paths relative to the root.
+   * @param options - The encoding, or writeMany's options but `root`.
+   */
   writeMany(entries: Iterable<WriteEntry>, options?: Unconfined<WriteManyOptions> | BufferEncoding | null): Promise<void | SettledWrite[]>;
+  /**
+   * mkdirAll beneath the root.
+   * @param path - A directory relative to the root.
+   * @param options - Its mode, or mkdirAll's options but `root`.
+   */
   mkdirAll(path: PathLike, options?: Unconfined<MkdirAllOptions> | number | string | null): Promise<string | undefined>;
+  /**
+   * mkdirAllSync beneath the root.
+   * @param path - A directory relative to the root.
+   * @param options - Its mode, or mkdirAllSync's options but `root`.
+   */
   mkdirAllSync(path: PathLike, options?: Unconfined<Omit<MkdirAllOptions, 'signal' | 'strategy'>> | number | string | null): string | undefined;
+  /**
+   * mkdirMany beneath the root.
+   * @param paths - Directories relative to the root.
+   * @param options - Their mode, or mkdirMany's options but `root`.
+   */
   mkdirMany(paths: Iterable<PathLike>, options?: Unconfined<MkdirManyOptions> | number | string | null): Promise<Array<string | undefined> | SettledMkdir[]>;
   /** Stops new writes; the root's descriptor closes when the writes under way have ended. */
   close(): void;
+  /** close(), for `using`. */
   [Symbol.dispose](): void;
 }
 
@@ -32,6 +67,9 @@ export interface ConfinedWriter {
  * link, fails with ERR_SMARTREAD_OUTSIDE_ROOT), directories are made one level at a time
  * beneath it, and an atomic write's temporary file and rename stay in the directory resolved
  * so. Confined writes run on the thread pool (or the calling thread for the Sync calls).
+ *
+ * @param options - `root`, the directory (opened now, and held until close()), and
+ *   `noSymlinks`, to refuse every symbolic link beneath it too.
  */
 export function createWriter(options: { root: PathLike; noSymlinks?: boolean }): ConfinedWriter {
   if (options === null || typeof options !== 'object') throw invalidArgType('options', 'of type object', options, createWriter);
