@@ -40,7 +40,7 @@ function copy(from, to) {
 function build(scratch) {
   // The documentation too: docs.test.js regenerates the reference and runs the README's blocks.
   for (const item of ['package.json', 'binding.gyp', 'tsconfig.json', 'tsconfig.examples.json', 'typedoc.json', 'src', 'scripts', 'test',
-    'dist', 'bench', 'examples', 'docs', 'README.md', 'RELIABILITY.md', 'LICENSE']) copy(item, scratch);
+    'dist', 'bench', 'examples', 'docs', 'README.md', 'LICENSE']) copy(item, scratch);
   // Children that drop root (the EACCES tests) must still reach the package.
   fs.chmodSync(scratch, 0o755);
   fs.symlinkSync(path.join(root, 'node_modules'), path.join(scratch, 'node_modules'));

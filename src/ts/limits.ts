@@ -4,7 +4,7 @@ import { constants as bufferConstants } from 'node:buffer';
 /**
  * Test-only: SMARTREAD_TEST_MAX_LENGTH=N lowers the limit to N bytes (never raises it), so that
  * tests can see an endless file (/dev/zero) stop with ERR_FS_FILE_TOO_LARGE without first
- * reading 4 GiB. Not for production use (see RELIABILITY.md).
+ * reading 4 GiB. Not for production use (see docs/RELIABILITY.md).
  */
 function testMaxLength(): number | undefined {
   const value = process.env.SMARTREAD_TEST_MAX_LENGTH;
