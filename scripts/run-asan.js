@@ -34,7 +34,9 @@ function runtime(name) {
 
 function copy(from, to) {
   const results = path.join(root, 'bench', 'results');
-  fs.cpSync(path.join(root, from), path.join(to, from), { recursive: true, filter: (src) => !src.startsWith(results) });
+  // Local bench reports stay behind; the committed example-* reports come along (the docs link them).
+  const kept = (src) => !src.startsWith(results + path.sep) || path.basename(src).startsWith('example-');
+  fs.cpSync(path.join(root, from), path.join(to, from), { recursive: true, filter: kept });
 }
 
 function build(scratch) {
