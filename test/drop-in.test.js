@@ -219,6 +219,24 @@ test('readFile: the callback runs in the caller\'s async context', async () => {
   assert.equal(seen, 'the caller');
 });
 
+
+// node:fs settles a read on a later turn of the event loop, never in the tick that asked: an
+// immediate queued before the read has run by then. smartread's fast path has the bytes in the
+// same tick; the drop-in still waits for the turn (servers batch their answers by it).
+test('readFile and promises.readFile settle on a later turn of the event loop, as node:fs\'s do', async () => {
+  const turnOf = (read) => new Promise((resolve, reject) => {
+    let turned = false;
+    setImmediate(() => { turned = true; });
+    read((err) => (err ? reject(err) : resolve(turned)));
+  });
+  for (const file of [files['disk-4096'], files['tmpfs-70000'], files['disk-missing']]) {
+    for (const [label, fsys, fsp] of [['node:fs', fs, fs.promises], ['smartread/fs', dropIn, dropInPromises]]) {
+      const settle = (err) => (err && err.code !== 'ENOENT' ? err : null);
+      assert.equal(await turnOf((done) => fsys.readFile(file, (err) => done(settle(err)))), true, `${label} readFile ${file}`);
+      assert.equal(await turnOf((done) => fsp.readFile(file).then(() => done(), (err) => done(settle(err)))), true, `${label} promises.readFile ${file}`);
+    }
+  }
+});
 test('readFile: what the callback throws is an uncaught exception, as with node:fs', async () => {
   const script = `
     const fs = require('smartread/fs');
