@@ -2,7 +2,8 @@
 // `npm run bench:tools`: real programs that read many files, each run as it is and again under
 // `node --import smartread/register`, with no other change. Their outputs must be byte-identical
 // (the run fails otherwise); what is printed is the wall time of each, and their ratio, from this
-// one run (noisy on a shared machine: a ratio near 1.00x means the tool is not bound by its reads).
+// one run: the median of --rounds runs of each, plain and register alternating (noisy on a shared
+// machine: a ratio near 1.00x means the tool is not bound by its reads).
 // The register runs also report what smartread served (metrics(), by engine).
 //
 //   tsc          the TypeScript compiler over this repository (tsc -p tsconfig.json, emitting
@@ -15,7 +16,7 @@
 //                which reads the template with fs.promises.readFile on every request, under
 //                autocannon (requests/s; the response bodies are compared)
 //
-//   node bench/tools.js [--only tsc,rollup] [--seconds 5] [--connections 32]
+//   node bench/tools.js [--only tsc,rollup] [--rounds 3] [--seconds 5] [--connections 32]
 'use strict';
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
@@ -28,6 +29,7 @@ const root = path.resolve(__dirname, '..');
 const { values: opts } = parseArgs({
   options: {
     only: { type: 'string' },
+    rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '5' },
     connections: { type: 'string', default: '32' },
   },
@@ -35,6 +37,10 @@ const { values: opts } = parseArgs({
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'smartread-bench-tools-'));
 const reporter = path.join(root, 'test', 'node-compat', 'report-reads.js');
 const registerArgs = ['--import', 'smartread/register', '--require', reporter];
+
+const rounds = Number(opts.rounds);
+if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds wants a whole number from 1, not ${opts.rounds}`);
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
 
 function bin(pkg, name) {
   const dir = path.join(root, 'node_modules', pkg);
@@ -96,15 +102,23 @@ function sameTree(a, b) {
   return true;
 }
 
-// A tool run on plain node and under register (plain first: both see warm caches, as the
-// plain run reads everything once before).
+// A tool run once to warm the caches, then `rounds` times on plain node and under register,
+// alternating; the outputs of every pair are compared, the medians of the times returned.
 async function timeTool(name, what, makeArgs, compare) {
-  const warm = await runNode(makeArgs('warm'), { register: false });
-  void warm;
-  const plain = await runNode(makeArgs('plain'), { register: false });
-  const registered = await runNode(makeArgs('register'), { register: true });
-  const identical = compare(plain, registered);
-  return { name, what, plain: plain.seconds, register: registered.seconds, identical, reads: registered.reads, unit: 's' };
+  await runNode(makeArgs('warm'), { register: false });
+  const plain = [];
+  const registered = [];
+  let identical = true;
+  let reads = null;
+  for (let round = 0; round < rounds; round++) {
+    const a = await runNode(makeArgs('plain'), { register: false });
+    const b = await runNode(makeArgs('register'), { register: true });
+    identical = identical && compare(a, b);
+    plain.push(a.seconds);
+    registered.push(b.seconds);
+    reads = b.reads;
+  }
+  return { name, what, plain: median(plain), register: median(registered), identical, reads, unit: 's' };
 }
 
 const tools = {
@@ -149,10 +163,10 @@ const tools = {
   'fastify-view': async () => {
     const server = path.join(__dirname, 'tools-fastify-view.js');
     const pages = ['/page/0', '/page/7', '/page/19'];
-    const measure = async (register) => {
+    const measure = async (register, round) => {
       const child = spawn(process.execPath, [...(register ? registerArgs : []), server], {
         cwd: root,
-        env: { ...process.env, SMARTREAD_COMPAT_READS: path.join(work, `reads-fastify-${register}.jsonl`) },
+        env: { ...process.env, SMARTREAD_COMPAT_READS: path.join(work, `reads-fastify-${register}-${round}.jsonl`) },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       const port = await new Promise((resolve, reject) => {
@@ -176,12 +190,19 @@ const tools = {
         await exited;
       }
     };
-    const plain = await measure(false);
-    const registered = await measure(true);
-    const identical = plain.bodies.every((b, i) => b.equals(registered.bodies[i]) && b.length > 0);
+    const plain = [];
+    const registered = [];
+    let identical = true;
+    for (let round = 0; round < rounds; round++) {
+      const a = await measure(false, round);
+      const b = await measure(true, round);
+      identical = identical && a.bodies.every((body, i) => body.equals(b.bodies[i]) && body.length > 0);
+      plain.push(a.rps);
+      registered.push(b.rps);
+    }
     return {
       name: 'fastify-view', what: `fastify + @fastify/view (EJS, development mode) under autocannon, ${opts.connections} connections, ${opts.seconds} s`,
-      plain: plain.rps, register: registered.rps, identical, reads: readsOf(path.join(work, 'reads-fastify-true.jsonl')), unit: 'req/s',
+      plain: median(plain), register: median(registered), identical, reads: readsOf(path.join(work, `reads-fastify-true-${rounds - 1}.jsonl`)), unit: 'req/s',
     };
   },
 };
