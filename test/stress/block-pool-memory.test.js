@@ -46,4 +46,8 @@ test(`${READS} back-to-back smartReads of 128 MiB: RSS bounded by the pool, whic
   const drainedBy = Date.now() + blockPoolIdleMs + 5000;
   await waitUntil(() => metrics().blockPool.idleBytes === 0 && metrics().blockPool.lentBytes === 0,
     drainedBy - Date.now(), () => `the pool after the reads: ${JSON.stringify(metrics().blockPool)}`);
+  // Released blocks are unmapped by a thread of their own: their pages go back to the system.
+  await waitUntil(() => process.memoryUsage.rss() < baseline + 64 * MiB, 5000,
+    () => `RSS once drained: ${(process.memoryUsage.rss() / MiB).toFixed(0)} MiB, ${(baseline / MiB).toFixed(0)} MiB before the reads`);
+  assert.equal(metrics().blockPool.processBytes, 0);
 });
