@@ -23,7 +23,7 @@ afterEach(() => setTuning(defaults));
 
 test('the defaults, and setTuning() refusing what is not a threshold or out of range', () => {
   assert.deepEqual(defaults, {
-    fastPathBudgetUs: 500, copyRateMBps: 8000, uringChunk: 2 * MiB, uringInFlight: 8, uringAsyncFrom: 512 * KiB,
+    fastPathBudgetUs: 500, copyRateMBps: 8000, uringChunk: 2 * MiB, uringInFlight: os.availableParallelism() <= 2 ? 4 : 8, uringAsyncFrom: 512 * KiB,
     blockPoolFrom: 8 * MiB, blockPoolMaxBytes: 256 * MiB, blockPoolIdleMs: 3000,
     readManyThreads: Math.max(0, Math.min(os.availableParallelism() - 1, 3)),
   });

@@ -56,7 +56,7 @@ const names = Object.keys(limits) as Array<keyof Tuning>;
 // readManyThreads is the TypeScript side's own.
 const readManyThreads = Math.max(0, Math.min(availableParallelism() - 1, 3));
 let current: Tuning = native ? { ...native.tuning(), readManyThreads } : {
-  fastPathBudgetUs: 500, copyRateMBps: 8000, uringChunk: 2 * MiB, uringInFlight: 8, uringAsyncFrom: 512 * 1024,
+  fastPathBudgetUs: 500, copyRateMBps: 8000, uringChunk: 2 * MiB, uringInFlight: availableParallelism() <= 2 ? 4 : 8, uringAsyncFrom: 512 * 1024,
   blockPoolFrom: 8 * MiB, blockPoolMaxBytes: 256 * MiB, blockPoolIdleMs: 3000, readManyThreads,
 };
 
