@@ -17,19 +17,28 @@
 // are checked before it is measured, and a run whose requests fail is an error. Results are
 // ratios to the best peer, measured in this run.
 //
+// The limit: `ceiling`, a node:http server that answers from memory (every small file read and
+// its ETag made once at start, no system call per request), runs in the small-file and
+// conditional trials. Nobody should serve files so (it never sees a file change), but no static
+// server on node:http can do more under this load generator on this machine: where ours is
+// near it, the client, not the server, sets the pace.
+//
 //   node bench/http.js [--seconds 5] [--rounds 2] [--connections 32] [--small 300] [--large 4]
 //                      [--large-size 8m] [--rss-size 1g] [--rss-clients 100] [--dir DIR]
 //                      [--servers a,b] [--trials small,large,conditional,rss] [--json FILE]
 // A server alone: node bench/http.js --serve NAME --root DIR
 'use strict';
 const { spawn } = require('node:child_process');
+const { createHash } = require('node:crypto');
 const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
 
-const SERVERS = ['smartread', 'smartread-fastify', 'fastify-static', 'serve-static', 'sirv'];
+const SERVERS = ['smartread', 'smartread-fastify', 'fastify-static', 'serve-static', 'sirv', 'ceiling'];
+// The servers that take part in a trial: the ceiling holds its files in memory, small ones only.
+const CEILING_TRIALS = ['small', 'conditional'];
 const OURS = ['smartread', 'smartread-fastify'];
 const PEERS = ['fastify-static', 'serve-static', 'sirv'];
 const TRIALS = ['small', 'large', 'conditional', 'rss'];
@@ -71,6 +80,8 @@ async function serve(name, root) {
     const app = express();
     app.use(serveStatic(root));
     server = http.createServer(app);
+  } else if (name === 'ceiling') {
+    server = http.createServer(memoryServer(root));
   } else if (name === 'smartread-fastify' || name === 'fastify-static') {
     const app = require('fastify')();
     if (name === 'fastify-static') app.register(require('@fastify/static'), { root });
@@ -82,6 +93,46 @@ async function serve(name, root) {
   }
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return server;
+}
+
+// The ceiling's handler: GET of the small files from memory, with the answers the trials expect
+// (200, 304 on a matching If-None-Match, 206 for a single range whose If-Range matches).
+function memoryServer(root) {
+  const mime = require('mime-types');
+  const files = new Map();
+  for (const entry of fs.readdirSync(path.join(root, 'assets'), { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const name = path.join(entry.parentPath ?? entry.path, entry.name);
+    const body = fs.readFileSync(name);
+    files.set(`/${path.relative(root, name)}`, {
+      body, etag: `"${body.length.toString(16)}-${createHash('sha1').update(body).digest('base64url').slice(0, 16)}"`,
+      type: mime.contentType(path.extname(name)) || 'application/octet-stream',
+    });
+  }
+  return (req, res) => {
+    const file = files.get(req.url);
+    if (file === undefined) {
+      res.statusCode = 404;
+      res.end();
+      return;
+    }
+    res.setHeader('etag', file.etag);
+    if (req.headers['if-none-match'] === file.etag) {
+      res.statusCode = 304;
+      res.end();
+      return;
+    }
+    res.setHeader('content-type', file.type);
+    const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+    if (range && req.headers['if-range'] === file.etag) {
+      const end = Math.min(Number(range[2]), file.body.length - 1);
+      res.statusCode = 206;
+      res.setHeader('content-range', `bytes ${range[1]}-${end}/${file.body.length}`);
+      res.end(file.body.subarray(Number(range[1]), end + 1));
+      return;
+    }
+    res.end(file.body);
+  };
 }
 
 if (opts.serve !== undefined) {
@@ -106,9 +157,9 @@ const seconds = Number(opts.seconds);
 const rounds = Number(opts.rounds);
 const connections = Number(opts.connections);
 const sizeOf = (s) => Number(/^(\d+)([kmg]?)$/i.exec(s)[1]) * ({ k: 1024, m: 1 << 20, g: 1 << 30 }[s.slice(-1).toLowerCase()] ?? 1);
-const servers = opts.servers.split(',');
+const allServers = opts.servers.split(',');
 const trials = opts.trials.split(',');
-for (const s of servers) if (!SERVERS.includes(s)) throw new Error(`--servers: unknown server ${s}`);
+for (const s of allServers) if (!SERVERS.includes(s)) throw new Error(`--servers: unknown server ${s}`);
 for (const t of trials) if (!TRIALS.includes(t)) throw new Error(`--trials: unknown trial ${t}`);
 
 // ---------------------------------------------------------------------------------------------
@@ -381,6 +432,7 @@ async function main() {
   };
   for (const trial of trials) {
     const def = trialDefs[trial];
+    const servers = allServers.filter((s) => s !== 'ceiling' || CEILING_TRIALS.includes(trial));
     const runs = Object.fromEntries(servers.map((s) => [s, []]));
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? servers : [...servers].reverse();
@@ -419,16 +471,16 @@ async function main() {
     const peers = servers.filter((s) => PEERS.includes(s));
     const bestPeer = peers.length > 0 ? peers.reduce((a, b) => (figure(b) > figure(a) ? b : a)) : null;
     for (const name of servers) summary[name].vsBestPeer = bestPeer ? figure(name) / figure(bestPeer) : null;
-    report.trials.push({ trial, label: def.label, files: def.files.length, runs, summary, bestPeer });
+    report.trials.push({ trial, label: def.label, files: def.files.length, servers, runs, summary, bestPeer });
   }
 
   process.stdout.write(`\nstatic servers: autocannon ${connections} connections (small, conditional), node:http client 4 (large); ` +
     `${seconds} s × ${rounds} rounds per server; ${process.version}, ${os.cpus().length} cores\n`);
   process.stdout.write('trial                    server              req/s    MB/s   p50 ms   p99 ms  vs best peer\n');
   for (const t of report.trials) {
-    for (const name of servers) {
+    for (const name of t.servers) {
       const s = t.summary[name];
-      const mark = OURS.includes(name) ? '' : name === t.bestPeer ? ' (best peer)' : '';
+      const mark = OURS.includes(name) ? '' : name === t.bestPeer ? ' (best peer)' : name === 'ceiling' ? ' (the limit)' : '';
       const rss = t.trial === 'rss' ? `   RSS ${s.rssIdleMB.toFixed(0)} → ${s.rssMaxMB.toFixed(0)} MB` : '';
       process.stdout.write(`${t.label.padEnd(24)} ${name.padEnd(18)} ${Math.round(s.requestsPerSec).toString().padStart(7)} ` +
         `${s.mbPerSec.toFixed(0).padStart(7)} ${s.p50.toFixed(1).padStart(8)} ${s.p99.toFixed(1).padStart(8)}  ` +

@@ -18,7 +18,7 @@ test('bench:http measures serveStatic against a peer and reports ratios', { skip
   const json = path.join(tempDirs.disk, 'http.json');
   const child = spawn(process.execPath, [path.join(__dirname, '..', 'bench', 'http.js'),
     '--seconds', '0.5', '--rounds', '1', '--small', '20', '--large', '1', '--large-size', '1m',
-    '--rss-size', '4m', '--rss-clients', '4', '--servers', 'smartread,sirv', '--trials', 'conditional,rss',
+    '--rss-size', '4m', '--rss-clients', '4', '--servers', 'smartread,sirv,ceiling', '--trials', 'conditional,rss',
     '--dir', tempDirs.disk, '--json', json], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (c) => { out += c; });
@@ -27,6 +27,9 @@ test('bench:http measures serveStatic against a peer and reports ratios', { skip
   assert.equal(code, 0, out);
   const report = JSON.parse(fs.readFileSync(json, 'utf8'));
   assert.deepEqual(report.trials.map((t) => t.trial), ['conditional', 'rss']);
+  // The ceiling (its answers checked like every server's) runs in the conditional mix, not the rss trial.
+  assert.deepEqual(report.trials.map((t) => t.servers), [['smartread', 'sirv', 'ceiling'], ['smartread', 'sirv']]);
+  assert.ok(report.trials[0].summary.ceiling.requestsPerSec > 0);
   for (const t of report.trials) {
     assert.equal(t.bestPeer, 'sirv');
     assert.equal(t.summary.sirv.vsBestPeer, 1);
@@ -35,5 +38,6 @@ test('bench:http measures serveStatic against a peer and reports ratios', { skip
   }
   assert.ok(report.trials[1].summary.smartread.rssMaxMB > 0);
   assert.match(out, /conditional mix\s+smartread\s/);
+  assert.match(out, /conditional mix\s+ceiling\s.*\(the limit\)/);
   assert.ok(!fs.existsSync(path.join(tempDirs.disk, 'smartread-http-bench')), 'the bench removes its site');
 });
