@@ -219,7 +219,6 @@ test('readFile: the callback runs in the caller\'s async context', async () => {
   assert.equal(seen, 'the caller');
 });
 
-
 // node:fs settles a read on a later turn of the event loop, never in the tick that asked: an
 // immediate queued before the read has run by then. smartread's fast path has the bytes in the
 // same tick; the drop-in still waits for the turn (servers batch their answers by it).
@@ -237,6 +236,7 @@ test('readFile and promises.readFile settle on a later turn of the event loop, a
     }
   }
 });
+
 test('readFile: what the callback throws is an uncaught exception, as with node:fs', async () => {
   const script = `
     const fs = require('smartread/fs');
