@@ -18,6 +18,11 @@ const COMPARISONS = [
   { shape: 'file', subject: 'smartRead auto', against: 'Bun best async', of: isBunAsync },
   { shape: 'file', subject: 'smartRead auto', against: 'Deno.readFile', of: named('Deno.readFile') },
   { shape: 'file', subject: 'smartRead auto', against: 'fs.readFileSync', of: named('fs.readFileSync') },
+  // In a +consume trial: the most any reader of Node's can make of the two above, its consumption
+  // alone against the peer's read and consumption; and the two runtimes' consumption alone.
+  { shape: 'file', subject: 'consume only (no read)', against: 'Bun readFileSync', of: named('Bun readFileSync') },
+  { shape: 'file', subject: 'consume only (no read)', against: 'Bun best async', of: isBunAsync },
+  { shape: 'file', subject: 'consume only (no read)', against: 'Bun consume only (no read)', of: named('Bun consume only (no read)') },
   { shape: 'files', subject: 'readMany auto ×64', against: 'smartReadSync loop', of: named('smartReadSync loop') },
   { shape: 'files', subject: 'readMany auto ×64', against: 'Bun best', of: isBun },
   { shape: 'files', subject: 'smartReadSync loop', against: 'Bun best', of: isBun },

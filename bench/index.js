@@ -404,11 +404,13 @@ function summarizeTrial(trial, candidates, runs, errors) {
 }
 
 /**
- * Whether a trial runs a driver: one of its shape, for a cold trial one marked cold, and not one
- * with more reads in flight than the trial has files (it would repeat a driver with fewer).
+ * Whether a trial runs a driver: one of its shape, for a cold trial one marked cold, not one
+ * with more reads in flight than the trial has files (it would repeat a driver with fewer), and
+ * a consume-only one only where every byte is consumed.
  */
 function runsIn(driver, trial) {
-  return driver.shape === trial.shape && (!trial.cold || Boolean(driver.cold)) && !(driver.inFlight > trial.files);
+  return driver.shape === trial.shape && (!trial.cold || Boolean(driver.cold)) && !(driver.inFlight > trial.files) &&
+    (!driver.consumeOnly || Boolean(trial.consumeAll));
 }
 
 async function runTarget(target, trials, driverStatus, options) {

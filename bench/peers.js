@@ -77,12 +77,14 @@ function platformBinary(scope, prefix, file) {
 }
 
 // The drivers, two per reader: one file per operation, and every file of a many-files trial
-// per operation (a loop of a sync reader, IN_FLIGHT in flight of an async one). `cold` drivers
-// run in the cold trials too.
+// per operation (a loop of a sync reader, IN_FLIGHT in flight of an async one); a reader without
+// `files` has the first only. `cold` drivers run in the cold trials too, `consumeOnly` ones only
+// in the +consume trials (drivers.js).
 const PEER_READERS = [
   { peer: 'Bun', reader: 'readFileSync', file: 'Bun readFileSync', files: 'Bun readFileSync loop', async: false },
   { peer: 'Bun', reader: 'fs.promises.readFile', file: 'Bun fs.promises.readFile', files: `Bun fs.promises.readFile ×${IN_FLIGHT}`, async: true, cold: true },
   { peer: 'Bun', reader: 'Bun.file().bytes()', file: 'Bun.file().bytes()', files: `Bun.file().bytes() ×${IN_FLIGHT}`, async: true, cold: true },
+  { peer: 'Bun', reader: 'preloaded', file: 'Bun consume only (no read)', files: null, async: false, consumeOnly: true },
   { peer: 'Deno', reader: 'Deno.readFileSync', file: 'Deno.readFileSync', files: 'Deno.readFileSync loop', async: false },
   { peer: 'Deno', reader: 'Deno.readFile', file: 'Deno.readFile', files: `Deno.readFile ×${IN_FLIGHT}`, async: true, cold: true },
   { peer: 'C', reader: 'read', file: 'C read', files: 'C read loop', async: false, cold: true },
@@ -395,13 +397,14 @@ async function preparePeers({ cache = cacheDir(), progress = () => {} } = {}) {
     }
   });
   info.setupMs = performance.now() - started;
-  const drivers = PEER_READERS.flatMap((r) => ['file', 'files'].map((shape) => {
+  const drivers = PEER_READERS.flatMap((r) => ['file', 'files'].filter((shape) => r[shape]).map((shape) => {
     const { remote, available } = runtimes.get(r.peer);
     return {
       name: r[shape],
       shape,
       async: r.async,
       cold: Boolean(r.cold),
+      consumeOnly: Boolean(r.consumeOnly),
       peer: r.peer,
       reader: r.reader,
       remote,

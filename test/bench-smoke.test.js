@@ -58,7 +58,15 @@ const ASYNC = /promises|callback|smartRead |readMany|Bun\.file|Deno\.readFile($|
 /** Which peer a driver is of, by its name, or null for Node's and smartread's. */
 const peerOf = (name) => /^(Bun|Deno)[ .]|^(C) /.exec(name)?.slice(1).find(Boolean) ?? null;
 
-const expectedDrivers = (trial) => DRIVERS[`${trial.cold ? 'cold' : 'warm'} ${trial.files === 1 ? 'file' : 'files'}`];
+// A trial that consumes every byte has the drivers that only consume too: Node's after
+// smartread's own, Bun's after Bun's readers.
+const CONSUME_ONLY = { after: 'smartRead mmap', name: 'consume only (no read)', peerAfter: 'Bun.file().bytes()', peerName: 'Bun consume only (no read)' };
+const expectedDrivers = (trial) => {
+  const drivers = DRIVERS[`${trial.cold ? 'cold' : 'warm'} ${trial.files === 1 ? 'file' : 'files'}`];
+  if (!trial.name.endsWith('+consume') || trial.files !== 1) return drivers;
+  return drivers.flatMap((name) => name === CONSUME_ONLY.after ? [name, CONSUME_ONLY.name]
+    : name === CONSUME_ONLY.peerAfter ? [name, CONSUME_ONLY.peerName] : [name]);
+};
 
 // The corpus: a few files in a small tree, with a link that is not read.
 const CORPUS_FILES = { 'a/empty': 0, 'b/c/deep.js': 300, 'b/readme.md': 1500, 'top.json': 5000 };
@@ -316,6 +324,13 @@ describe('a bench run at tiny sizes', () => {
         }
         const expectedLabels = [];
         if (byName(trial, 'smartReadSync') && byName(trial, 'Bun readFileSync')) expectedLabels.push('smartReadSync ÷ Bun readFileSync');
+        if (byName(trial, 'consume only (no read)') && byName(trial, 'Bun readFileSync')) {
+          expectedLabels.push('consume only (no read) ÷ Bun readFileSync');
+          // Only the +consume trials have them, one of each runtime.
+          assert.ok(trial.name.endsWith('+consume'), `${trial.name}: consume only`);
+          assert.ok(byName(trial, 'Bun consume only (no read)'), `${trial.name}: Bun's consume only`);
+          expectedLabels.push('consume only (no read) ÷ Bun consume only (no read)');
+        }
         if (byName(trial, 'readMany auto ×64') && byName(trial, 'smartReadSync loop')) expectedLabels.push('readMany auto ×64 ÷ smartReadSync loop');
         if (byName(trial, 'readMany auto ×64') && byName(trial, 'C read loop')) expectedLabels.push('readMany auto ×64 ÷ C read loop');
         for (const label of expectedLabels) assert.ok(trial.comparisons.some((c) => c.label === label), `${target.dir} ${trial.name}: ${label}`);
