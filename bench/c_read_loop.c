@@ -11,6 +11,12 @@
 // time and their count reach the bench's minimum; the page faults and peak RSS of the timed
 // operations come from getrusage() after /proc/self/clear_refs reset the high-water mark, as in
 // resources.js. Results are verified by a CRC-32 (zlib's) and a length per file.
+//
+// Built with liburing (HAVE_LIBURING, which peers.js defines where pkg-config finds it), it has a
+// second reader, 'uring': the least an io_uring reader does for many files, URING_DEPTH of them
+// in flight, each a hard-linked chain OPENAT (into a direct descriptor) -> READ (up to
+// URING_READ_MAX bytes into a buffer malloc'd for it) -> CLOSE; a file that fills the buffer is
+// read again the plain way. It is the limit a batch reader at that depth can reach on a device.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +28,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef HAVE_LIBURING
+#include <liburing.h>
+#endif
 
 // What fs.readFileSync reads at a time from a file that reports no size (kReadFileUnknownBufferLength).
 #define UNKNOWN_SIZE_CHUNK (64 * 1024)
@@ -33,6 +42,7 @@ struct file_bytes {
 };
 
 struct context {
+  int uring;         // the reader of the command at hand is 'uring'
   int many;          // 'files': every path in one operation; else the first only
   int consume_all;   // consume every byte, not one per page
   char *list;        // the paths file's contents; paths point into it
@@ -161,9 +171,135 @@ static void free_results(struct file_bytes *results, size_t count) {
   }
 }
 
+#ifdef HAVE_LIBURING
+// The io_uring reader (see the top of this file): its files in flight, and what each may read.
+#define URING_DEPTH 64
+#define URING_READ_MAX (64 * 1024)
+#define URING_OPEN 0
+#define URING_READ 1
+#define URING_CLOSE 2
+
+static struct io_uring ring;
+static int ring_state;  // 0: not set up yet; 1: ready; -1: setup failed (ring_error)
+static int ring_error;
+
+static int ring_ready(struct failure *failure) {
+  if (ring_state == 0) {
+    int ret = io_uring_queue_init(4 * URING_DEPTH, &ring, 0);
+    if (ret == 0) {
+      ret = io_uring_register_files_sparse(&ring, URING_DEPTH);
+      if (ret != 0) io_uring_queue_exit(&ring);
+    }
+    ring_state = ret == 0 ? 1 : -1;
+    ring_error = -ret;
+  }
+  if (ring_state == 1) return 0;
+  failure->error = ring_error;
+  failure->syscall = "io_uring_setup";
+  failure->path = "";
+  return -1;
+}
+
+// The chain of file `index`, in direct descriptor `slot`. Hard links: a short read (the usual
+// end of a file) must not cancel the CLOSE, and a failed OPENAT leaves READ and CLOSE to fail
+// on an empty slot, harmlessly.
+static void queue_file(const struct context *ctx, size_t index, unsigned slot, struct file_bytes *result) {
+  struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+  // No O_CLOEXEC: a direct descriptor is no fd to inherit, and the kernel refuses the flag.
+  io_uring_prep_openat_direct(sqe, AT_FDCWD, ctx->paths[index], O_RDONLY, 0, slot);
+  sqe->flags |= IOSQE_IO_HARDLINK;
+  io_uring_sqe_set_data64(sqe, (uint64_t)index << 2 | URING_OPEN);
+  sqe = io_uring_get_sqe(&ring);
+  io_uring_prep_read(sqe, (int)slot, result->data, URING_READ_MAX, 0);
+  sqe->flags |= IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK;
+  io_uring_sqe_set_data64(sqe, (uint64_t)index << 2 | URING_READ);
+  sqe = io_uring_get_sqe(&ring);
+  io_uring_prep_close_direct(sqe, slot);
+  io_uring_sqe_set_data64(sqe, (uint64_t)index << 2 | (uint64_t)slot << 32 | URING_CLOSE);
+}
+
+static int uring_operation(const struct context *ctx, struct file_bytes *results, struct failure *failure) {
+  size_t count = operation_files(ctx);
+  if (ring_ready(failure) != 0) return -1;
+  for (size_t i = 0; i < count; i++) {
+    results[i].data = malloc(URING_READ_MAX);
+    results[i].length = 0;
+    if (results[i].data == NULL) {
+      free_results(results, i);
+      return fail(failure, "malloc", ctx->paths[i]);
+    }
+  }
+  // The first error of each file, as node:fs names it; every chain runs to its CLOSE.
+  int *errors = calloc(count, sizeof *errors);
+  const char **syscalls = calloc(count, sizeof *syscalls);
+  if (errors == NULL || syscalls == NULL) {
+    free(errors);
+    free(syscalls);
+    free_results(results, count);
+    return fail(failure, "malloc", ctx->paths[0]);
+  }
+  size_t next = 0;
+  size_t done = 0;
+  for (unsigned slot = 0; slot < URING_DEPTH && next < count; slot++, next++) queue_file(ctx, next, slot, &results[next]);
+  while (done < count) {
+    int ret = io_uring_submit_and_wait(&ring, 1);
+    if (ret < 0 && ret != -EINTR) {
+      fprintf(stderr, "c_read_loop: io_uring_submit_and_wait: %s\n", strerror(-ret));
+      exit(1);
+    }
+    struct io_uring_cqe *cqe;
+    unsigned head;
+    unsigned seen = 0;
+    io_uring_for_each_cqe(&ring, head, cqe) {
+      seen++;
+      uint64_t data = cqe->user_data;
+      size_t index = (size_t)(data >> 2 & 0x3fffffff);
+      int op = (int)(data & 3);
+      if (op == URING_OPEN && cqe->res < 0 && errors[index] == 0) {
+        errors[index] = -cqe->res;
+        syscalls[index] = "open";
+      } else if (op == URING_READ) {
+        if (cqe->res >= 0) {
+          results[index].length = (size_t)cqe->res;
+        } else if (errors[index] == 0) {
+          errors[index] = -cqe->res;
+          syscalls[index] = "read";
+        }
+      } else if (op == URING_CLOSE) {
+        done++;
+        if (next < count) {
+          queue_file(ctx, next, (unsigned)(data >> 32), &results[next]);
+          next++;
+        }
+      }
+    }
+    io_uring_cq_advance(&ring, seen);
+  }
+  int status = 0;
+  for (size_t i = 0; i < count && status == 0; i++) {
+    if (errors[i] != 0) {
+      errno = errors[i];
+      status = fail(failure, syscalls[i], ctx->paths[i]);
+    } else if (results[i].length == URING_READ_MAX) {
+      // It may hold more: read again, whole.
+      free(results[i].data);
+      results[i].data = NULL;
+      status = read_file(ctx->paths[i], &results[i], failure);
+    }
+  }
+  free(errors);
+  free(syscalls);
+  if (status != 0) free_results(results, count);
+  return status;
+}
+#endif
+
 /** One operation's reads into `results`; on a failure, nothing of it stays allocated. */
 static int read_operation(const struct context *ctx, struct file_bytes *results, struct failure *failure) {
   size_t count = operation_files(ctx);
+#ifdef HAVE_LIBURING
+  if (ctx->uring) return uring_operation(ctx, results, failure);
+#endif
   for (size_t i = 0; i < count; i++) {
     if (read_file(ctx->paths[i], &results[i], failure) != 0) {
       free_results(results, i);
@@ -287,11 +423,24 @@ static void command_context(struct context *ctx, char *args) {
   fflush(stdout);
 }
 
-static int check_reader(const struct context *ctx, const char *reader) {
+// Sets the context's reader for the command at hand: 'read', or 'uring' where built with liburing.
+static int check_reader(struct context *ctx, const char *reader) {
+#ifdef HAVE_LIBURING
+  if (reader != NULL && strcmp(reader, "uring") == 0) {
+    ctx->uring = 1;
+  } else if (reader == NULL || strcmp(reader, "read") != 0) {
+    reply_error("the C driver's readers are 'read' and 'uring'");
+    return -1;
+  } else {
+    ctx->uring = 0;
+  }
+#else
   if (reader == NULL || strcmp(reader, "read") != 0) {
-    reply_error("the C driver's one reader is 'read'");
+    reply_error(reader != NULL && strcmp(reader, "uring") == 0 ? "the C driver was built without liburing: no 'uring' reader"
+                                                                : "the C driver's one reader is 'read'");
     return -1;
   }
+#endif
   if (ctx->paths == NULL) {
     reply_error("no context: send context first");
     return -1;
@@ -299,7 +448,7 @@ static int check_reader(const struct context *ctx, const char *reader) {
   return 0;
 }
 
-static void command_verify(const struct context *ctx, char *args) {
+static void command_verify(struct context *ctx, char *args) {
   if (check_reader(ctx, args) != 0) return;
   size_t count = operation_files(ctx);
   struct file_bytes *results = allocate_or_exit(count * sizeof *results);
@@ -422,7 +571,7 @@ static int reset_peak_rss(void) {
   return ok;
 }
 
-static void command_time(const struct context *ctx, char *args, char **line, size_t *line_capacity) {
+static void command_time(struct context *ctx, char *args, char **line, size_t *line_capacity) {
   char *reader = strsep(&args, " ");
   if (check_reader(ctx, reader) != 0) return;
   double time_ms;

@@ -11,6 +11,7 @@
 // 'file', N files in flight for the '×N' drivers of 'files'.
 // `consumeOnly` drivers run only in the trials that consume every byte (+consume): they do not
 // read at all (see consumeOnly() below), and show what is left of every reader's time there.
+// `coldOnly` drivers (a peer's, peers.js) run only in the cold trials.
 // available() returns true, or a string saying why the driver is skipped on this machine (an
 // addon that did not load, a kernel without io_uring, ...). Of each shape, exactly one driver
 // is the baseline: every other driver's result is checked against its result before anything

@@ -405,12 +405,12 @@ function summarizeTrial(trial, candidates, runs, errors) {
 
 /**
  * Whether a trial runs a driver: one of its shape, for a cold trial one marked cold, not one
- * with more reads in flight than the trial has files (it would repeat a driver with fewer), and
- * a consume-only one only where every byte is consumed.
+ * with more reads in flight than the trial has files (it would repeat a driver with fewer), a
+ * consume-only one only where every byte is consumed, and a cold-only one only in cold trials.
  */
 function runsIn(driver, trial) {
   return driver.shape === trial.shape && (!trial.cold || Boolean(driver.cold)) && !(driver.inFlight > trial.files) &&
-    (!driver.consumeOnly || Boolean(trial.consumeAll));
+    (!driver.consumeOnly || Boolean(trial.consumeAll)) && (!driver.coldOnly || Boolean(trial.cold));
 }
 
 async function runTarget(target, trials, driverStatus, options) {

@@ -78,8 +78,8 @@ function platformBinary(scope, prefix, file) {
 
 // The drivers, two per reader: one file per operation, and every file of a many-files trial
 // per operation (a loop of a sync reader, IN_FLIGHT in flight of an async one); a reader without
-// `files` has the first only. `cold` drivers run in the cold trials too, `consumeOnly` ones only
-// in the +consume trials (drivers.js).
+// `files` has the first only. `cold` drivers run in the cold trials too, `coldOnly` ones only
+// there, `consumeOnly` ones only in the +consume trials (drivers.js).
 const PEER_READERS = [
   { peer: 'Bun', reader: 'readFileSync', file: 'Bun readFileSync', files: 'Bun readFileSync loop', async: false },
   { peer: 'Bun', reader: 'fs.promises.readFile', file: 'Bun fs.promises.readFile', files: `Bun fs.promises.readFile ×${IN_FLIGHT}`, async: true, cold: true },
@@ -88,6 +88,10 @@ const PEER_READERS = [
   { peer: 'Deno', reader: 'Deno.readFileSync', file: 'Deno.readFileSync', files: 'Deno.readFileSync loop', async: false },
   { peer: 'Deno', reader: 'Deno.readFile', file: 'Deno.readFile', files: `Deno.readFile ×${IN_FLIGHT}`, async: true, cold: true },
   { peer: 'C', reader: 'read', file: 'C read', files: 'C read loop', async: false, cold: true },
+  // The device's limit for a batch reader at the same depth, so in the cold trials only (warm,
+  // its malloc'd buffers and io_uring's own path make it no limit of anything). Built where
+  // liburing is (compileCDriver): otherwise skipped, with the reason.
+  { peer: 'C', reader: 'uring', file: null, files: `C io_uring ×${IN_FLIGHT}`, async: false, cold: true, coldOnly: true, needs: 'uring' },
 ];
 
 const STDERR_KEPT = 4000;
@@ -318,26 +322,43 @@ async function compilerVersion(compiler) {
 }
 
 /**
- * The C driver's binary: c_read_loop.c compiled with $CC (else cc) and C_FLAGS into the cache,
- * named by a hash of the source, the compiler and the flags, so that a change to any of them
- * compiles it again. Returns { binary, compiler, flags, compiledMs }.
+ * liburing's compiler and linker flags where pkg-config finds it (the C driver's 'uring' reader
+ * is built only then), else null.
+ */
+async function liburingFlags() {
+  try {
+    const [cflags, libs] = await Promise.all(['--cflags', '--libs'].map((o) => execFileAsync('pkg-config', [o, 'liburing'])));
+    return { cflags: cflags.stdout.trim().split(/\s+/).filter(Boolean), libs: libs.stdout.trim().split(/\s+/).filter(Boolean) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The C driver's binary: c_read_loop.c compiled with $CC (else cc) and C_FLAGS (and liburing,
+ * where pkg-config finds it) into the cache, named by a hash of the source, the compiler and
+ * the flags, so that a change to any of them compiles it again. Returns { binary, compiler,
+ * flags, uring (whether it has the 'uring' reader), compiledMs }.
  */
 async function compileCDriver(cache) {
   if (!fs.existsSync(C_SOURCE)) throw new Error(`${C_SOURCE} is not in this copy of the bench`);
   if (typeof zlib.crc32 !== 'function') throw new Error(`its results are checked with zlib.crc32, which node ${process.version} lacks (20.15 and later have it)`);
   const compiler = process.env.CC || 'cc';
   const version = await compilerVersion(compiler);
+  const uring = await liburingFlags();
+  const flags = uring ? [...C_FLAGS, '-DHAVE_LIBURING', ...uring.cflags] : C_FLAGS;
+  const libs = uring ? uring.libs : [];
   const source = fs.readFileSync(C_SOURCE);
-  const hash = crypto.createHash('sha1').update(source).update(`\0${compiler}\0${version}\0${C_FLAGS.join(' ')}`).digest('hex').slice(0, 12);
+  const hash = crypto.createHash('sha1').update(source).update(`\0${compiler}\0${version}\0${flags.join(' ')}\0${libs.join(' ')}`).digest('hex').slice(0, 12);
   const dir = path.join(cache, 'c-read-loop');
   const binary = path.join(dir, `c_read_loop-${hash}`);
-  const described = { binary, compiler, compilerVersion: version, flags: C_FLAGS.join(' ') };
+  const described = { binary, compiler, compilerVersion: version, flags: [...flags, ...libs].join(' '), uring: Boolean(uring) };
   if (fs.existsSync(binary)) return { ...described, compiledMs: 0 };
   const started = performance.now();
   fs.mkdirSync(dir, { recursive: true });
   const building = `${binary}.${process.pid}.tmp`;
   try {
-    await execFileAsync(compiler, [...C_FLAGS, '-o', building, C_SOURCE]);
+    await execFileAsync(compiler, [...flags, '-o', building, C_SOURCE, ...libs]);
     fs.renameSync(building, binary);
   } catch (err) {
     throw new Error(`${compiler} could not compile ${path.basename(C_SOURCE)}: ${(err.stderr || err.message).trim().split('\n').slice(0, 3).join(' / ')}`);
@@ -385,7 +406,7 @@ async function preparePeers({ cache = cacheDir(), progress = () => {} } = {}) {
     const name = names[i];
     if (outcome.status === 'fulfilled') {
       const { remote, described } = outcome.value;
-      runtimes.set(name, { remote, available: true });
+      runtimes.set(name, { remote, available: true, described });
       const { version, gc, loopStall } = remote.ready;
       info.runtimes.push({ name, version, ...described, gc, loopStall, available: true });
       progress(`peer ${name} ${version} ready${described.installedMs ? ` (installed in ${(described.installedMs / 1000).toFixed(1)} s)` : ''}${described.compiledMs ? ` (compiled in ${(described.compiledMs / 1000).toFixed(1)} s)` : ''}\n`);
@@ -398,17 +419,20 @@ async function preparePeers({ cache = cacheDir(), progress = () => {} } = {}) {
   });
   info.setupMs = performance.now() - started;
   const drivers = PEER_READERS.flatMap((r) => ['file', 'files'].filter((shape) => r[shape]).map((shape) => {
-    const { remote, available } = runtimes.get(r.peer);
+    const { remote, available, described } = runtimes.get(r.peer);
+    const lacking = available === true && r.needs && !described[r.needs]
+      ? `the C driver was built without liburing (pkg-config found none): no '${r.reader}' reader` : null;
     return {
       name: r[shape],
       shape,
       async: r.async,
       cold: Boolean(r.cold),
       consumeOnly: Boolean(r.consumeOnly),
+      coldOnly: Boolean(r.coldOnly),
       peer: r.peer,
       reader: r.reader,
       remote,
-      available: () => available,
+      available: () => lacking ?? available,
     };
   }));
   return {

@@ -280,7 +280,7 @@ function describePeers(info) {
   if (!info) return 'none (--peers adds Bun, Deno and a C loop)';
   const each = info.runtimes.map((r) => {
     if (r.available !== true) return `${r.name} skipped (${r.available})`;
-    if (r.name === 'C') return `C read loop built by ${r.compilerVersion} ${r.flags}`;
+    if (r.name === 'C') return `C driver (read loop${r.uring ? ', io_uring' : ''}) built by ${r.compilerVersion} ${r.flags}`;
     return `${r.name} ${r.version} (npm ${r.pinned})`;
   });
   return `${each.join(', ')}; installed in ${info.cacheDir}, ready in ${formatNumber(info.setupMs / 1000)} s`;

@@ -42,17 +42,19 @@ const localPeers = [
   },
   {
     name: 'the C driver',
-    readers: { sync: 'read' },
+    // 'uring' where it was built with liburing (the skip says when not).
+    readers: { sync: 'read', uring: 'uring' },
     async start() {
-      let binary;
+      let compiled;
       try {
         // Compiled into a cache of its own: the test compiles this source, whatever is cached.
-        ({ binary } = await compileCDriver(makeTempDir(tempDirs.disk, 'cache-')));
+        compiled = await compileCDriver(makeTempDir(tempDirs.disk, 'cache-'));
       } catch (err) {
         if (/no C compiler/.test(err.message)) return { skip: err.message };
         throw err;
       }
-      return { peer: await startPeer('C', binary, [], {}) };
+      const skipReaders = compiled.uring ? {} : { uring: 'the C driver was built without liburing (pkg-config found none)' };
+      return { peer: await startPeer('C', compiled.binary, [], {}), skipReaders };
     },
   },
 ];
@@ -61,10 +63,11 @@ for (const local of localPeers) {
   describe(local.name, () => {
     let peer = null;
     let skipReason = null;
+    let skipReaders = {};
     let files;
     before(async () => {
       files = makeFiles(makeTempDir(tempDirs.disk, 'files-'));
-      ({ peer = null, skip: skipReason = null } = await local.start());
+      ({ peer = null, skip: skipReason = null, skipReaders = {} } = await local.start());
     });
     after(() => peer?.close());
 
@@ -86,6 +89,7 @@ for (const local of localPeers) {
     for (const kind of Object.keys(local.readers)) {
       test(`its ${kind} reader reads every file's bytes, one file or many, on disk and tmpfs, and /proc files of no size`, async (t) => {
         if (skipped(t)) return;
+        if (skipReaders[kind]) return t.skip(skipReaders[kind]);
         const reader = local.readers[kind];
         const sets = [files, ...(tempDirs.tmpfs ? [makeFiles(makeTempDir(tempDirs.tmpfs, 'files-'))] : []), ['/proc/version']];
         for (const paths of sets) {
@@ -103,6 +107,7 @@ for (const local of localPeers) {
 
       test(`its ${kind} reader is timed in its own process: samples, resources${kind === 'async' ? ', the event loop' : ''}`, async (t) => {
         if (skipped(t)) return;
+        if (skipReaders[kind]) return t.skip(skipReaders[kind]);
         await context('files', files, { consumeAll: true });
         const run = await peer.time(local.readers[kind], TIMING, false);
         assert.ok(run.samples.length >= TIMING.iterations, `${run.samples.length} samples`);
@@ -155,6 +160,25 @@ for (const local of localPeers) {
       await assert.rejects(peer.verify('no-such-reader'), /reader/);
       await assert.rejects(context('file', files), /one path/);
       await assert.rejects(peer.setContext({ shape: 'files', consumeAll: false, pathsFile: missing }), /ENOENT/);
+    });
+
+    if (local.readers.uring) test('its io_uring reader fails a missing file as node:fs does, and reads on', async (t) => {
+      if (skipped(t)) return;
+      if (skipReaders.uring) return t.skip(skipReaders.uring);
+      const missing = path.join(path.dirname(files[0]), 'missing');
+      const expected = (() => {
+        try {
+          fs.readFileSync(missing);
+        } catch (err) {
+          return err.message;
+        }
+        return assert.fail('the file exists');
+      })();
+      // The missing file among others: every other chain still runs to its CLOSE.
+      await context('files', [files[0], missing, ...files]);
+      await assert.rejects(peer.verify(local.readers.uring), { message: expected });
+      await context('files', files);
+      assert.equal(digestMismatch(files.map((f) => fs.readFileSync(f)), await peer.verify(local.readers.uring), files), null);
     });
 
     test('the bench\'s digest check catches a result that is not the baseline\'s', async (t) => {

@@ -38,7 +38,7 @@ const PEER_DRIVERS = {
   'cold file': ['Bun fs.promises.readFile', 'Bun.file().bytes()', 'Deno.readFile', 'C read'],
   'warm files': ['Bun readFileSync loop', 'Bun fs.promises.readFile ×64', 'Bun.file().bytes() ×64', 'Deno.readFileSync loop',
     'Deno.readFile ×64', 'C read loop'],
-  'cold files': ['Bun fs.promises.readFile ×64', 'Bun.file().bytes() ×64', 'Deno.readFile ×64', 'C read loop'],
+  'cold files': ['Bun fs.promises.readFile ×64', 'Bun.file().bytes() ×64', 'Deno.readFile ×64', 'C read loop', 'C io_uring ×64'],
 };
 const DRIVERS = {
   'warm file': ['fs.readFileSync', 'smartReadSync', 'fs.promises.readFile', 'fs.readFile (callback)', 'smartRead auto',
@@ -73,9 +73,12 @@ const CORPUS_FILES = { 'a/empty': 0, 'b/c/deep.js': 300, 'b/readme.md': 1500, 't
 
 /** Why a peer's drivers may be skipped in this run (its runtime could not be set up), or null. */
 let peerSkips = new Map();
+let cDriverHasUring = false;
 
 /** Why a driver may be skipped in this process, or null when it must run. */
 function allowedSkip(name) {
+  // The C driver's io_uring reader is built where pkg-config finds liburing.
+  if (name.startsWith('C io_uring')) return peerSkips.get('C') ?? (cDriverHasUring ? null : 'the C driver was built without liburing');
   if (/uring/.test(name)) return uringReason;
   const peer = peerOf(name);
   return peer ? peerSkips.get(peer) ?? null : null;
@@ -154,6 +157,7 @@ describe('a bench run at tiny sizes', () => {
     if (reports.json) {
       peerSkips = new Map((JSON.parse(reports.json.text).peers?.runtimes ?? [])
         .filter((r) => r.available !== true).map((r) => [r.name, r.available]));
+      cDriverHasUring = (JSON.parse(reports.json.text).peers?.runtimes ?? []).some((r) => r.name === 'C' && r.uring === true);
     }
   });
 
