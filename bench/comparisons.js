@@ -18,6 +18,10 @@ const COMPARISONS = [
   { shape: 'file', subject: 'smartRead auto', against: 'Bun best async', of: isBunAsync },
   { shape: 'file', subject: 'smartRead auto', against: 'Deno.readFile', of: named('Deno.readFile') },
   { shape: 'file', subject: 'smartRead auto', against: 'fs.readFileSync', of: named('fs.readFileSync') },
+  // The most a reader of Node's that returns a new Buffer can make of the first: no read, only
+  // the new Buffer and a copy into it; and the two runtimes' allocators at that.
+  { shape: 'file', subject: 'new Buffer + copy (no read)', against: 'Bun readFileSync', of: named('Bun readFileSync') },
+  { shape: 'file', subject: 'new Buffer + copy (no read)', against: 'Bun new Buffer + copy (no read)', of: named('Bun new Buffer + copy (no read)') },
   // In a +consume trial: the most any reader of Node's can make of the two above, its consumption
   // alone against the peer's read and consumption; and the two runtimes' consumption alone.
   { shape: 'file', subject: 'consume only (no read)', against: 'Bun readFileSync', of: named('Bun readFileSync') },

@@ -49,6 +49,17 @@ function preloaded(path) {
   return preloadedBytes;
 }
 
+// 'freshCopy': no read either, a new Buffer of the file's size filled from the preloaded bytes,
+// as the bench's 'new Buffer + copy (no read)' does (drivers.js freshCopy): what this runtime's
+// allocator makes of a result.
+const { Buffer } = require('node:buffer');
+function freshCopy(path) {
+  const bytes = preloaded(path);
+  const copy = Buffer.allocUnsafeSlow(bytes.length);
+  copy.set(bytes);
+  return copy;
+}
+
 // The readers, by the name the bench asks for. Each reads one file; a 'files' operation is a
 // loop of a sync reader, or IN_FLIGHT reads in flight of an async one. Bun.file() gives bytes()
 // and arrayBuffer(): bytes(), a Uint8Array as every other reader here returns, so that no
@@ -60,6 +71,7 @@ const readers = {
   'Deno.readFileSync': { runtime: 'deno', isAsync: false, read: (path) => Deno.readFileSync(path) },
   'Deno.readFile': { runtime: 'deno', isAsync: true, read: (path) => Deno.readFile(path) },
   preloaded: { isAsync: false, read: preloaded },
+  freshCopy: { isAsync: false, read: freshCopy },
 };
 
 function readerNamed(name) {

@@ -84,6 +84,7 @@ const PEER_READERS = [
   { peer: 'Bun', reader: 'readFileSync', file: 'Bun readFileSync', files: 'Bun readFileSync loop', async: false },
   { peer: 'Bun', reader: 'fs.promises.readFile', file: 'Bun fs.promises.readFile', files: `Bun fs.promises.readFile ×${IN_FLIGHT}`, async: true, cold: true },
   { peer: 'Bun', reader: 'Bun.file().bytes()', file: 'Bun.file().bytes()', files: `Bun.file().bytes() ×${IN_FLIGHT}`, async: true, cold: true },
+  { peer: 'Bun', reader: 'freshCopy', file: 'Bun new Buffer + copy (no read)', files: null, async: false },
   { peer: 'Bun', reader: 'preloaded', file: 'Bun consume only (no read)', files: null, async: false, consumeOnly: true },
   { peer: 'Deno', reader: 'Deno.readFileSync', file: 'Deno.readFileSync', files: 'Deno.readFileSync loop', async: false },
   { peer: 'Deno', reader: 'Deno.readFile', file: 'Deno.readFile', files: `Deno.readFile ×${IN_FLIGHT}`, async: true, cold: true },

@@ -34,7 +34,8 @@ const TREE = 10;
 const TRIALS = ['warm-4k', 'warm-4k+consume', `warm-${FILES}x4k`, `warm-tree${TREE}`, 'cold-4k', `cold-${FILES}x4k`];
 const CORPUS_TRIALS = ['warm-corpus', 'cold-corpus'];
 const PEER_DRIVERS = {
-  'warm file': ['Bun readFileSync', 'Bun fs.promises.readFile', 'Bun.file().bytes()', 'Deno.readFileSync', 'Deno.readFile', 'C read'],
+  'warm file': ['Bun readFileSync', 'Bun fs.promises.readFile', 'Bun.file().bytes()', 'Bun new Buffer + copy (no read)', 'Deno.readFileSync',
+    'Deno.readFile', 'C read'],
   'cold file': ['Bun fs.promises.readFile', 'Bun.file().bytes()', 'Deno.readFile', 'C read'],
   'warm files': ['Bun readFileSync loop', 'Bun fs.promises.readFile ×64', 'Bun.file().bytes() ×64', 'Deno.readFileSync loop',
     'Deno.readFile ×64', 'C read loop'],
@@ -43,7 +44,7 @@ const PEER_DRIVERS = {
 const DRIVERS = {
   'warm file': ['fs.readFileSync', 'smartReadSync', 'fs.promises.readFile', 'fs.readFile (callback)', 'smartRead auto',
     'smartRead auto, metrics counting', 'smartRead auto, metrics off',
-    'smartRead uring', 'smartRead threadpool', 'mapFile', 'smartRead mmap', ...PEER_DRIVERS['warm file']],
+    'smartRead uring', 'smartRead threadpool', 'mapFile', 'smartRead mmap', 'new Buffer + copy (no read)', ...PEER_DRIVERS['warm file']],
   'cold file': ['fs.readFileSync', 'fs.promises.readFile', 'smartRead auto', 'smartRead uring', 'smartRead threadpool',
     ...PEER_DRIVERS['cold file']],
   'warm files': ['fs.readFileSync loop', 'smartReadSync loop', 'fs.promises.readFile ×64', 'fs.readFile ×64 (callback)',
@@ -60,7 +61,10 @@ const peerOf = (name) => /^(Bun|Deno)[ .]|^(C) /.exec(name)?.slice(1).find(Boole
 
 // A trial that consumes every byte has the drivers that only consume too: Node's after
 // smartread's own, Bun's after Bun's readers.
-const CONSUME_ONLY = { after: 'smartRead mmap', name: 'consume only (no read)', peerAfter: 'Bun.file().bytes()', peerName: 'Bun consume only (no read)' };
+const CONSUME_ONLY = {
+  after: 'new Buffer + copy (no read)', name: 'consume only (no read)',
+  peerAfter: 'Bun new Buffer + copy (no read)', peerName: 'Bun consume only (no read)',
+};
 const expectedDrivers = (trial) => {
   const drivers = DRIVERS[`${trial.cold ? 'cold' : 'warm'} ${trial.files === 1 ? 'file' : 'files'}`];
   if (!trial.name.endsWith('+consume') || trial.files !== 1) return drivers;
