@@ -3,10 +3,8 @@
 #include "cached_read.h"
 
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -32,14 +30,6 @@ namespace {
 // ambiguous, so it is left to the other engines to report).
 bool IsMiss(int err) {
   return err == EAGAIN || err == ENOSYS || err == EINVAL || err == EOPNOTSUPP || err == EPERM;
-}
-
-// tmpfs and ramfs refuse RWF_NOWAIT (EOPNOTSUPP, still on 6.18), yet their pages are memory
-// and a plain read of them never waits for a device (with no swap; see the README's limits).
-bool InMemoryFilesystem(int fd) {
-  struct statfs sf;
-  if (fstatfs(fd, &sf) < 0) return false;
-  return sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC;
 }
 
 // Reads without waiting: RWF_NOWAIT, or a plain read where the file lives in memory.

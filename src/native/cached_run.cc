@@ -4,12 +4,10 @@
 #include "cached_run.h"
 
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -128,8 +126,7 @@ class RunJob final : public PoolJob {
   // devices found so are remembered for the run.
   bool InMemory(dev_t dev) const { return std::find(memory_devs_.begin(), memory_devs_.end(), dev) != memory_devs_.end(); }
   bool IsInMemoryFilesystem(int fd, dev_t dev) {
-    struct statfs sf;
-    if (fstatfs(fd, &sf) < 0 || (sf.f_type != TMPFS_MAGIC && sf.f_type != RAMFS_MAGIC)) return false;
+    if (!InMemoryFilesystem(fd)) return false;
     memory_devs_.push_back(dev);
     return true;
   }

@@ -5,10 +5,12 @@
 #include "dest_buffer.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -59,6 +61,12 @@ ssize_t ReadFully(int fd, uint8_t* data, size_t length, int64_t offset, int rwf_
     done += static_cast<size_t>(n);
   }
   return static_cast<ssize_t>(done);
+}
+
+bool InMemoryFilesystem(int fd) {
+  struct statfs sf;
+  if (fstatfs(fd, &sf) < 0) return false;
+  return sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC;
 }
 
 namespace {

@@ -35,6 +35,11 @@ int OpenForRead(const char* path, int flags, const Confinement& confinement);
 // count, or -errno.
 ssize_t ReadFully(int fd, uint8_t* data, size_t length, int64_t offset = -1, int rwf_flags = 0);
 
+// Whether `fd` is a file of tmpfs or ramfs, which refuse RWF_NOWAIT (EOPNOTSUPP, still on 6.18)
+// although their pages are memory: a plain read of them never waits for a device (with no swap;
+// see the README's limits).
+bool InMemoryFilesystem(int fd);
+
 // Fills `data` with the file's first `length` bytes; returns how many it held (fewer when it
 // shrank meanwhile), or -errno. A large file opened for this read (own_fd: its position is ours
 // to ignore) is read by the calling thread and one helper at once.
