@@ -69,6 +69,30 @@ test('a file evicted from the page cache (a miss) is read whole by the next engi
   }
 });
 
+// A cached large file is read in chunks by io_uring's workers while the calling thread copies its
+// tail (uring/read_file.cc ReadTailHere): where the tail is not in memory, a worker reads it.
+test('a large file cached but for its tail is read whole, the tail by the engine', async (t) => {
+  if (!native) {
+    t.skip('page-cache control needs the addon');
+    return;
+  }
+  const MiB = 1024 * KiB;
+  const size = 16 * MiB;
+  const file = writePattern(path.join(tempDirs.disk, 'tail-evicted'), size);
+  evictCompletely(file);
+  const fd = fs.openSync(file, 'r');
+  try {
+    fs.readSync(fd, Buffer.alloc(6 * MiB), 0, 6 * MiB, 0);
+  } finally {
+    fs.closeSync(fd);
+  }
+  const before = pageCacheResidency(file).cached;
+  assert.ok(before >= 6 * MiB && before < 12 * MiB, `the head cached, the tail not (${before} bytes cached)`);
+  assertSameBytes(await smartRead(file), fs.readFileSync(file), 'every byte');
+  // And once all of it is cached, the calling thread's part too.
+  assertSameBytes(await smartRead(file), fs.readFileSync(file), 'every byte, cached');
+});
+
 test("flags that create or truncate are never taken by the fast path: 'a+' and 'w+' behave as in fs", async () => {
   const dir = tempDirs.disk;
   const created = path.join(dir, 'created-by-a-plus');

@@ -130,7 +130,7 @@ export function explain(path: PathOrFd, options?: ExplainOptions | null): Explan
   }
   if (large) {
     const { uringChunk, uringInFlight } = tuning();
-    return explained('uring-chunked', `${lead}its path is cached: opened at once on the calling thread (openat2 RESOLVE_CACHED), then io_uring reads it in ${uringChunk}-byte chunks on its workers, ${uringInFlight} in flight`);
+    return explained('uring-chunked', `${lead}its path is cached: opened at once on the calling thread (openat2 RESOLVE_CACHED), then io_uring reads it in ${uringChunk}-byte chunks on its workers, ${uringInFlight} in flight, while the calling thread copies its tail within the fast path's budget`);
   }
   const ring = onRing(st);
   return explained(ring.strategy, `${lead}${forced ? "strategy 'uring': " : ''}${ring.reason}`);

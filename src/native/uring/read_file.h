@@ -78,6 +78,7 @@ class FileRead final : public OpOwner {
   Op* FreeReadOp();
   // Queues a READ at the file's position into `length` bytes of the block from `at`.
   io_uring_sqe* QueueBlockRead(size_t at, size_t length);
+  void ReadTailHere();
   // Adds what the opening's two READs brought to the block, in file order.
   void TakeFirstReads();
   // Queues a READ of op's range of the destination.
@@ -123,6 +124,8 @@ class FileRead final : public OpOwner {
   bool chunked_async_ = false;
   uint64_t chunk_ = 0;
   size_t chunks_in_flight_ = 1;
+  // The workers' chunks stop here; past it the JS thread copied the file itself (ReadTailHere).
+  uint64_t workers_end_ = ~uint64_t{0};
   // A file without one: a malloc'd block grown to EOF.
   bool to_eof_ = false;
   bool eof_ = false;

@@ -118,6 +118,9 @@ class Ring {
   void Reserve(unsigned count) {
     if (io_uring_sq_space_left(&ring_) < count) io_uring_submit(&ring_);
   }
+  // Hands the SQEs queued so far to the kernel now, without handling completions: for a read
+  // whose workers should start before the JS thread copies a part of it itself.
+  void SubmitQueued() { io_uring_submit(&ring_); }
   bool closing() const { return closing_; }
   void ReleaseSlot(int slot) { free_slots_.push_back(slot); }
   // The read has nothing left in the kernel: settle its promise and delete it.
