@@ -27,6 +27,17 @@ function makeFiles(dir) {
   return [0, 1, 4096, 70001].map((size) => writePattern(path.join(dir, `f${size}.bin`), size));
 }
 
+/** A path beside `file` that does not exist, and the message fs.readFileSync fails it with. */
+function missingBeside(file) {
+  const missing = path.join(path.dirname(file), 'missing');
+  try {
+    fs.readFileSync(missing);
+  } catch (err) {
+    return { missing, expected: err.message };
+  }
+  return assert.fail('the file exists');
+}
+
 let pathsFiles = 0;
 /** A new paths file (peers.js writePathsFile) listing `paths`. */
 function pathsFile(paths) {
@@ -145,15 +156,7 @@ for (const local of localPeers) {
 
     test('a missing file fails with node:fs\'s message; so do an unknown reader and a bad context', async (t) => {
       if (skipped(t)) return;
-      const missing = path.join(path.dirname(files[0]), 'missing');
-      const expected = (() => {
-        try {
-          fs.readFileSync(missing);
-        } catch (err) {
-          return err.message;
-        }
-        return assert.fail('the file exists');
-      })();
+      const { missing, expected } = missingBeside(files[0]);
       await context('files', [files[1], missing]);
       await assert.rejects(peer.verify(local.readers.sync), { message: expected });
       await assert.rejects(peer.time(local.readers.sync, TIMING, false), { message: expected });
@@ -165,15 +168,7 @@ for (const local of localPeers) {
     if (local.readers.uring) test('its io_uring reader fails a missing file as node:fs does, and reads on', async (t) => {
       if (skipped(t)) return;
       if (skipReaders.uring) return t.skip(skipReaders.uring);
-      const missing = path.join(path.dirname(files[0]), 'missing');
-      const expected = (() => {
-        try {
-          fs.readFileSync(missing);
-        } catch (err) {
-          return err.message;
-        }
-        return assert.fail('the file exists');
-      })();
+      const { missing, expected } = missingBeside(files[0]);
       // The missing file among others: every other chain still runs to its CLOSE.
       await context('files', [files[0], missing, ...files]);
       await assert.rejects(peer.verify(local.readers.uring), { message: expected });
