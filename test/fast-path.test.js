@@ -6,7 +6,7 @@ const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { pageCacheResidency, smartRead, readMany, engineInfo, tuning } = require('smartread');
+const { pageCacheResidency, smartRead, readMany, engineInfo, tuning, setTuning } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, writePattern, assertSameBytes, errorFacts, setUpAsyncEngines, runToEnd, evictCompletely,
   skipUnlessAvailable,
@@ -79,18 +79,28 @@ test('a large file cached but for its tail is read whole, the tail by the engine
   const MiB = 1024 * KiB;
   const size = 16 * MiB;
   const file = writePattern(path.join(tempDirs.disk, 'tail-evicted'), size);
-  evictCompletely(file);
-  const fd = fs.openSync(file, 'r');
+  const saved = tuning();
   try {
-    fs.readSync(fd, Buffer.alloc(6 * MiB), 0, 6 * MiB, 0);
+    // The default, and every read op of the file busy with more chunks to come (the tail then
+    // waits for the chunks before it).
+    for (const chunks of [{}, { uringInFlight: 16, uringChunk: 256 * KiB }]) {
+      setTuning(chunks);
+      evictCompletely(file);
+      const fd = fs.openSync(file, 'r');
+      try {
+        fs.readSync(fd, Buffer.alloc(6 * MiB), 0, 6 * MiB, 0);
+      } finally {
+        fs.closeSync(fd);
+      }
+      const before = pageCacheResidency(file).cached;
+      assert.ok(before >= 6 * MiB && before < 12 * MiB, `the head cached, the tail not (${before} bytes cached)`);
+      assertSameBytes(await smartRead(file), fs.readFileSync(file), `every byte, ${JSON.stringify(chunks)}`);
+      // And once all of it is cached, the calling thread's part too.
+      assertSameBytes(await smartRead(file), fs.readFileSync(file), `every byte, cached, ${JSON.stringify(chunks)}`);
+    }
   } finally {
-    fs.closeSync(fd);
+    setTuning(saved);
   }
-  const before = pageCacheResidency(file).cached;
-  assert.ok(before >= 6 * MiB && before < 12 * MiB, `the head cached, the tail not (${before} bytes cached)`);
-  assertSameBytes(await smartRead(file), fs.readFileSync(file), 'every byte');
-  // And once all of it is cached, the calling thread's part too.
-  assertSameBytes(await smartRead(file), fs.readFileSync(file), 'every byte, cached');
 });
 
 test("flags that create or truncate are never taken by the fast path: 'a+' and 'w+' behave as in fs", async () => {

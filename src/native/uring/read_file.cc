@@ -237,6 +237,7 @@ void FileRead::ReadTailHere() {
   }
   const uint64_t from = size_ - tail;
   workers_end_ = from;
+  resume_at_ = from;
   ScheduleReads();
   ring_->SubmitQueued();
   uint64_t at = from;
@@ -252,20 +253,9 @@ void FileRead::ReadTailHere() {
     if (n <= 0) break;
     at += static_cast<uint64_t>(n);
   }
-  if (at < size_) {
-    // Not in memory (EAGAIN), refused (EOPNOTSUPP), or an error or EOF a worker will report
-    // as it would have: the rest as one more chunk.
-    Op* op = FreeReadOp();
-    if (op != nullptr) {
-      op->kind = kRead;
-      op->offset = at;
-      op->length = size_ - at;
-      QueueRead(op);
-    } else {
-      workers_end_ = ~uint64_t{0};
-      next_offset_ = std::max(next_offset_, at);
-    }
-  }
+  // What it did not copy (not in memory: EAGAIN; refused: EOPNOTSUPP; an error or EOF, which a
+  // worker then reports as it would have) the workers read after their own chunks.
+  resume_at_ = at;
   ScheduleReads();
   if (in_flight_ == 0) CloseOrFinish();
 }
@@ -287,6 +277,11 @@ void FileRead::ScheduleReads() {
   }
   // A user fd is read in order from its position; a file we opened, in parallel chunks.
   const size_t max_in_flight = positional() ? chunks_in_flight_ : 1;
+  if (next_offset_ >= workers_end_) {
+    // The workers' chunks are all out: on with what is left of the tail.
+    next_offset_ = std::max(next_offset_, resume_at_);
+    workers_end_ = ~uint64_t{0};
+  }
   const uint64_t end = std::min(valid_end_, workers_end_);
   while (next_offset_ < end && in_flight_ < max_in_flight) {
     Op* op = FreeReadOp();

@@ -124,8 +124,10 @@ class FileRead final : public OpOwner {
   bool chunked_async_ = false;
   uint64_t chunk_ = 0;
   size_t chunks_in_flight_ = 1;
-  // The workers' chunks stop here; past it the JS thread copied the file itself (ReadTailHere).
+  // The workers' chunks stop here; past it the JS thread copies the file itself (ReadTailHere),
+  // up to resume_at_, from where the workers read what it could not.
   uint64_t workers_end_ = ~uint64_t{0};
+  uint64_t resume_at_ = 0;
   // A file without one: a malloc'd block grown to EOF.
   bool to_eof_ = false;
   bool eof_ = false;
