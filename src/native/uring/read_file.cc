@@ -211,7 +211,7 @@ void FileRead::BeginRead(bool regular, uint64_t size) {
     chunk_ = std::max<uint64_t>(tuning.uring_chunk, 4096);
     chunks_in_flight_ = std::clamp<size_t>(tuning.uring_in_flight, 1, kMaxChunks);
     chunked_async_ = size >= tuning.uring_async_from;
-    if (chunked_async_ && fd_ >= 0 && owns_fd_) return ReadTailHere();
+    if (chunked_async_ && fd_ >= 0 && owns_fd_) ReadTailHere();
   } else {
     if (!NewBlock()) return CloseOrFinish();
   }
@@ -230,11 +230,7 @@ void FileRead::ReadTailHere() {
   constexpr uint64_t kTailMin = uint64_t{256} << 10;
   const uint64_t share = size_ / (chunks_in_flight_ + 1);
   const uint64_t tail = std::min<uint64_t>(ring_->tuning().FastPathMax(), share) & ~(kPage - 1);
-  if (tail < kTailMin || tail >= size_ - next_offset_) {
-    ScheduleReads();
-    if (in_flight_ == 0) CloseOrFinish();
-    return;
-  }
+  if (tail < kTailMin || tail >= size_ - next_offset_) return;
   const uint64_t from = size_ - tail;
   workers_end_ = from;
   resume_at_ = from;
@@ -256,8 +252,6 @@ void FileRead::ReadTailHere() {
   // What it did not copy (not in memory: EAGAIN; refused: EOPNOTSUPP; an error or EOF, which a
   // worker then reports as it would have) the workers read after their own chunks.
   resume_at_ = at;
-  ScheduleReads();
-  if (in_flight_ == 0) CloseOrFinish();
 }
 
 Op* FileRead::FreeReadOp() {

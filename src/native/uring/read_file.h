@@ -78,6 +78,8 @@ class FileRead final : public OpOwner {
   Op* FreeReadOp();
   // Queues a READ at the file's position into `length` bytes of the block from `at`.
   io_uring_sqe* QueueBlockRead(size_t at, size_t length);
+  // Starts the workers' chunks of a file opened here, and copies its tail meanwhile; the caller
+  // schedules what is left.
   void ReadTailHere();
   // Adds what the opening's two READs brought to the block, in file order.
   void TakeFirstReads();
