@@ -10,7 +10,7 @@
 // read() returns a Promise, and one call is still one timed operation: one file in flight for
 // 'file', N files in flight for the '×N' drivers of 'files'.
 // `consumeOnly` drivers run only in the trials that consume every byte (+consume): they do not
-// read at all (see consumeOnly() below), and show what is left of every reader's time there.
+// read at all (no_read.js), and show what is left of every reader's time there.
 // `coldOnly` drivers (a peer's, peers.js) run only in the cold trials.
 // available() returns true, or a string saying why the driver is skipped on this machine (an
 // addon that did not load, a kernel without io_uring, ...). Of each shape, exactly one driver
@@ -22,6 +22,7 @@ const fs = require('node:fs');
 const { promisify } = require('node:util');
 const { smartread, smartreadLoaded, uringUsable } = require('./smartread');
 const { IN_FLIGHT, readAllInFlight } = require('./in_flight');
+const noRead = require('./no_read');
 
 const readFileCallback = promisify(fs.readFile);
 
@@ -66,38 +67,6 @@ function closingPrevious(map) {
     previous = null;
     const result = map(path);
     return result instanceof Promise ? result.then(keep) : keep(result);
-  };
-}
-
-// The limit of a +consume trial: no read, the file's bytes already in memory (read once, by the
-// untimed verification), handed out again and consumed as every reader's result is. Its time is
-// what consuming alone costs in this runtime; a reader can only add to it. Where a peer's read
-// and consumption together take less than this runtime's consumption alone (Bun's JIT folds the
-// same words 3-4x faster than V8's here), no reader of this runtime can match the peer's figure.
-function consumeOnly() {
-  let path = null;
-  let bytes = null;
-  return (p) => {
-    if (p !== path) {
-      bytes = fs.readFileSync(p);
-      path = p;
-    }
-    return bytes;
-  };
-}
-
-// The limit of every warm single-file trial for a reader that returns a new Buffer: no read, a
-// new Buffer of the file's size (Buffer.allocUnsafeSlow, as fresh as a reader's result) filled
-// by a copy of the bytes from memory (read once, by the untimed verification). A read does that
-// much and more (open, the kernel's copy from the page cache, close), so where the peer's reader
-// is ahead of this, what stands between is the runtime's allocator, not the read.
-function freshCopy() {
-  const bytesOf = consumeOnly();
-  return (p) => {
-    const bytes = bytesOf(p);
-    const copy = Buffer.allocUnsafeSlow(bytes.length);
-    copy.set(bytes);
-    return copy;
   };
 }
 
@@ -245,14 +214,14 @@ const drivers = [
     name: 'new Buffer + copy (no read)',
     shape: 'file',
     available: () => true,
-    read: freshCopy(),
+    read: noRead.freshCopy(),
   },
   {
     name: 'consume only (no read)',
     shape: 'file',
     consumeOnly: true,
     available: () => true,
-    read: consumeOnly(),
+    read: noRead.preloaded(),
   },
 
   // Random reads of one large file: ctx.offsets, 4 KiB each, 32 in flight.

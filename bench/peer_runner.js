@@ -29,36 +29,13 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const readline = require('node:readline');
 const { IN_FLIGHT, readAllInFlight } = require('./in_flight');
+const noRead = require('./no_read');
 const { timeOperations } = require('./timing');
 const { histogramRecordsInterval } = require('./loop_stall');
 
 /* global Bun, Deno */
 const runtime = typeof Bun !== 'undefined' ? 'bun' : typeof Deno !== 'undefined' ? 'deno' : 'node';
 const version = runtime === 'bun' ? Bun.version : runtime === 'deno' ? Deno.version.deno : process.versions.node;
-
-// 'preloaded': no read, the file's bytes read once (by the untimed verification)
-// and handed out again, as the bench's driver of that name does (drivers.js consumeOnly): what
-// consuming alone costs in this runtime, the floor under its readers' times in a +consume trial.
-let preloadedPath = null;
-let preloadedBytes = null;
-function preloaded(path) {
-  if (path !== preloadedPath) {
-    preloadedBytes = fs.readFileSync(path);
-    preloadedPath = path;
-  }
-  return preloadedBytes;
-}
-
-// 'freshCopy': no read either, a new Buffer of the file's size filled from the preloaded bytes,
-// as the bench's 'new Buffer + copy (no read)' does (drivers.js freshCopy): what this runtime's
-// allocator makes of a result.
-const { Buffer } = require('node:buffer');
-function freshCopy(path) {
-  const bytes = preloaded(path);
-  const copy = Buffer.allocUnsafeSlow(bytes.length);
-  copy.set(bytes);
-  return copy;
-}
 
 // The readers, by the name the bench asks for. Each reads one file; a 'files' operation is a
 // loop of a sync reader, or IN_FLIGHT reads in flight of an async one. Bun.file() gives bytes()
@@ -70,8 +47,9 @@ const readers = {
   'Bun.file().bytes()': { runtime: 'bun', isAsync: true, read: (path) => Bun.file(path).bytes() },
   'Deno.readFileSync': { runtime: 'deno', isAsync: false, read: (path) => Deno.readFileSync(path) },
   'Deno.readFile': { runtime: 'deno', isAsync: true, read: (path) => Deno.readFile(path) },
-  preloaded: { isAsync: false, read: preloaded },
-  freshCopy: { isAsync: false, read: freshCopy },
+  // No read (no_read.js): the bench's 'consume only (no read)' and 'new Buffer + copy (no read)'.
+  preloaded: { isAsync: false, read: noRead.preloaded() },
+  freshCopy: { isAsync: false, read: noRead.freshCopy() },
 };
 
 function readerNamed(name) {
