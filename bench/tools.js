@@ -102,23 +102,29 @@ function sameTree(a, b) {
   return true;
 }
 
-// A tool run once to warm the caches, then `rounds` times on plain node and under register,
-// alternating; the outputs of every pair are compared, the medians of the times returned.
-async function timeTool(name, what, makeArgs, compare) {
-  await runNode(makeArgs('warm'), { register: false });
+// `rounds` runs of `runOnce(register, round)`, plain and under register alternating, each pair's
+// outputs compared by `same(plain, registered)`: { plain, registered (the runs' results), identical }.
+async function alternating(runOnce, same) {
   const plain = [];
   const registered = [];
   let identical = true;
-  let reads = null;
   for (let round = 0; round < rounds; round++) {
-    const a = await runNode(makeArgs('plain'), { register: false });
-    const b = await runNode(makeArgs('register'), { register: true });
-    identical = identical && compare(a, b);
-    plain.push(a.seconds);
-    registered.push(b.seconds);
-    reads = b.reads;
+    const a = await runOnce(false, round);
+    const b = await runOnce(true, round);
+    identical = identical && same(a, b);
+    plain.push(a);
+    registered.push(b);
   }
-  return { name, what, plain: median(plain), register: median(registered), identical, reads, unit: 's' };
+  return { plain, registered, identical };
+}
+
+// A tool run once to warm the caches, then alternating() runs of it; the medians of the times.
+async function timeTool(name, what, makeArgs, compare) {
+  await runNode(makeArgs('warm'), { register: false });
+  const { plain, registered, identical } = await alternating(
+    (register) => runNode(makeArgs(register ? 'register' : 'plain'), { register }), compare);
+  const seconds = (runs) => median(runs.map((r) => r.seconds));
+  return { name, what, plain: seconds(plain), register: seconds(registered), identical, reads: registered.at(-1).reads, unit: 's' };
 }
 
 const tools = {
@@ -190,19 +196,12 @@ const tools = {
         await exited;
       }
     };
-    const plain = [];
-    const registered = [];
-    let identical = true;
-    for (let round = 0; round < rounds; round++) {
-      const a = await measure(false, round);
-      const b = await measure(true, round);
-      identical = identical && a.bodies.every((body, i) => body.equals(b.bodies[i]) && body.length > 0);
-      plain.push(a.rps);
-      registered.push(b.rps);
-    }
+    const { plain, registered, identical } = await alternating(measure,
+      (a, b) => a.bodies.every((body, i) => body.equals(b.bodies[i]) && body.length > 0));
+    const rps = (runs) => median(runs.map((r) => r.rps));
     return {
       name: 'fastify-view', what: `fastify + @fastify/view (EJS, development mode) under autocannon, ${opts.connections} connections, ${opts.seconds} s`,
-      plain: median(plain), register: median(registered), identical, reads: readsOf(path.join(work, `reads-fastify-true-${rounds - 1}.jsonl`)), unit: 'req/s',
+      plain: rps(plain), register: rps(registered), identical, reads: readsOf(path.join(work, `reads-fastify-true-${rounds - 1}.jsonl`)), unit: 'req/s',
     };
   },
 };
