@@ -323,4 +323,65 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
     assertSameBytes(results[399].value, contentOf(399));
     fs.rmdirSync(list[300]);
   });
+
+  // Counts the runs that went to pool threads while fn runs.
+  async function poolRuns(fn) {
+    let runs = 0;
+    const hook = createHook({
+      init(id, type) {
+        if (type === 'smartread:cachedReadRun') runs++;
+      },
+    }).enable();
+    try {
+      await fn();
+    } finally {
+      hook.disable();
+    }
+    return runs;
+  }
+
+  test('runs longer than their slab holds leave the rest to the JS thread, on disk and tmpfs', async (t) => {
+    const { native } = require('../dist/engine.js');
+    if (native === null) {
+      t.skip('runs on pool threads are part of the addon');
+      return;
+    }
+    const before = tuning();
+    t.after(() => setTuning(before));
+    setTuning({ readManyThreads: 1 });
+    // 96 KiB each: a run's 2 MiB slab holds 21 of them, and a run takes up to 256.
+    for (const { kind, dir: where } of tempDirs.all) {
+      const list = [];
+      for (let i = 0; i < 600; i++) {
+        list.push(path.join(where, `slab-${i}`));
+        fs.writeFileSync(list[i], patternBuffer(96 * 1024, i));
+      }
+      await readMany(list);
+      const fdsBefore = openFdCount();
+      let results;
+      assert.ok(await poolRuns(async () => {
+        results = await readMany(list);
+      }) > 0, `${kind}: runs went to pool threads`);
+      list.forEach((file, i) => assertSameBytes(results[i], patternBuffer(96 * 1024, i), `${kind}: ${i}`));
+      assert.equal(openFdCount(), fdsBefore, `${kind}: descriptors: ${JSON.stringify(openFds())}`);
+    }
+  });
+
+  test('a concurrency of 1 reads on the JS thread alone', async (t) => {
+    const { native } = require('../dist/engine.js');
+    if (native === null) {
+      t.skip('runs on pool threads are part of the addon');
+      return;
+    }
+    const before = tuning();
+    t.after(() => setTuning(before));
+    setTuning({ readManyThreads: 1 });
+    const list = files.slice(0, 500);
+    let results;
+    assert.equal(await poolRuns(async () => {
+      results = await readMany(list, { concurrency: 1 });
+    }), 0);
+    list.forEach((file, i) => assertSameBytes(results[i], fs.readFileSync(file), `${i}`));
+    assert.ok(await poolRuns(() => readMany(list, { concurrency: 2 })) > 0, 'concurrency 2: runs on pool threads');
+  });
 });

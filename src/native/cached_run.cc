@@ -29,10 +29,10 @@ namespace smartread {
 namespace {
 
 // Where a run's small results land before they are copied into the one Buffer the run returns
-// (only the bytes read: a result must not keep a block of unused room alive), and the largest
-// file a run takes: a larger one is for the JS thread's fast path, which reads into a Buffer of
-// its own, or for the engines.
-constexpr size_t kSlab = size_t{1} << 20;
+// (only the bytes read: a result must not keep a block of unused room alive), room for a run of
+// kElsewhereRunMax files of 8 KiB; and the largest file a run takes: a larger one is for the JS
+// thread's fast path, which reads into a Buffer of its own, or for the engines.
+constexpr size_t kSlab = size_t{2} << 20;
 constexpr size_t kFileMax = size_t{256} << 10;
 
 class RunJob final : public PoolJob {
@@ -178,7 +178,7 @@ Napi::Value CachedReadRun(const Napi::CallbackInfo& info, Instance& instance) {
   job->blocks = instance.blocks;
   job->flags = info[3].As<Napi::Number>().Int32Value();
   job->confinement = ConfinementFromJs(info, 4);
-  const size_t count = std::min<size_t>(end > start ? end - start : 0, kCachedRunMax);
+  const size_t count = std::min<size_t>(end > start ? end - start : 0, kElsewhereRunMax);
   job->items.resize(count);
   FastPathHints& hints = instance.fast_path;
   for (size_t k = 0; k < count; k++) {

@@ -16,9 +16,15 @@ namespace smartread {
 constexpr int32_t kRunMiss = -1;
 constexpr int32_t kRunLeft = -4;
 
+// The longest run cachedReadRun takes. Longer than a run on the JS thread (kCachedRunMax): the
+// pool thread reads while its last run waits for the JS thread to take it (up to a turn of the
+// lanes' budget, plus a thread wake-up), and with runs of 64 it sat idle more than half the
+// time on a real tree (docs/benchmarks.md).
+constexpr size_t kElsewhereRunMax = 256;
+
 // cachedReadRun(paths: unknown[], start, end, flags, rootFd?, resolve?)
 //   -> Promise<[slab: Buffer, results: Int32Array]>
-// Reads the small regular files of paths[start..end) (at most kCachedRunMax) on a thread of
+// Reads the small regular files of paths[start..end) (at most kElsewhereRunMax) on a thread of
 // libuv's pool, as the fast path does on the JS thread (openat2 RESOLVE_CACHED, a look at the
 // name before it is opened unless it was a small regular file last time, preadv2 RWF_NOWAIT or
 // a plain read on tmpfs and ramfs), so that it never waits on a device. results[2k] is a hit's

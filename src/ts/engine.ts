@@ -18,7 +18,7 @@ export type CachedReadMany = (paths: readonly unknown[], start: number, end: num
 
 /**
  * The fast path over a run of a list on a pool thread (while the JS thread reads another run):
- * for each of paths[start..end) (at most kCachedRunMax), a hit's Buffer, kRunMiss (not in
+ * for each of paths[start..end) (at most kElsewhereRunMax), a hit's Buffer, kRunMiss (not in
  * memory: for the engines) or kRunLeft (for the JS thread's own fast path: not a string, not a
  * small regular file, an error).
  */
@@ -29,6 +29,8 @@ export const kRunLeft = -4;
 
 // The longest run one cachedReadMany call takes.
 export const kCachedRunMax = 64;
+// The longest run one cachedReadElsewhere call takes (cached_run.h says why it is longer).
+export const kElsewhereRunMax = 256;
 
 // Small results share a slab, as Node's own small Buffers share Buffer.poolSize: a view costs
 // far less than a Buffer of its own (one malloc, and one free on a sweeper thread, per read).

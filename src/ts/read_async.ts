@@ -5,7 +5,7 @@ import { getOptions, getValidatedPath, isFd, pathList, stringToFlags, type PathL
 import { statSync } from 'node:fs';
 import { originalReadFile } from './fs_originals';
 import type { RawFailure, RawResult } from './native';
-import { kCachedRunMax, kRunMiss, loadReport } from './engine';
+import { kCachedRunMax, kElsewhereRunMax, kRunMiss, loadReport } from './engine';
 import { countFastPath, recordRead, timing, type ServedBy } from './metrics';
 import { Root, type ConfineOptions } from './confine';
 import { tuning } from './tuning';
@@ -482,12 +482,17 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
   // While the lanes read runs on the JS thread, runs further on are read on pool threads
   // (tuning().readManyThreads, one per spare core by default): a list of cached files is read by
   // every core. A run there without a single hit (a cold list) ends this for the call; its
-  // misses go to the engines as the lanes' do.
-  let elsewhere = threads > 0 && engine.readElsewhereMany !== undefined && runFlags !== null && list.length > 2 * kCachedRunMax;
+  // misses go to the engines as the lanes' do. A run reads its files one at a time: it is one
+  // read in flight beside the lanes', so a concurrency of 1 leaves the JS thread alone. Runs are
+  // long (kElsewhereRunMax) while the list is, and never more than half of what is left, so
+  // that the lanes do not end long before the last run does.
+  let elsewhere = threads > 0 && concurrency > 1 && engine.readElsewhereMany !== undefined && runFlags !== null &&
+    list.length > 2 * kCachedRunMax;
   const readElsewhere = async () => {
     while (!failed && elsewhere && next < list.length) {
       const start = next;
-      const end = Math.min(start + Math.min(kCachedRunMax, concurrency), list.length);
+      const length = Math.max(kCachedRunMax, Math.min(kElsewhereRunMax, (list.length - start) >> 1));
+      const end = Math.min(start + length, list.length);
       next = end;
       const started = timing() ? performance.now() : -1;
       const endUse = common.root?.use();
