@@ -108,7 +108,7 @@ export interface NativeBinding {
   cachedReadBatch(paths: readonly unknown[], start: number, end: number, flags: number,
     results: Int32Array, out: unknown[], onRing: boolean, rootFd?: number, resolve?: number): Buffer | undefined;
   /** readMany's fast path on a pool thread: the small regular files of paths[start..end) (at
-   * most 64) read without waiting, into one Buffer. results[2k] is a hit's byte count (its
+   * most 256) read without waiting, into one Buffer. results[2k] is a hit's byte count (its
    * bytes at results[2k + 1] in the Buffer), -1 for a miss (not in memory: for the engines), or
    * -4 for a path left to the JS thread's fast path (anything else). */
   cachedReadRun(paths: readonly unknown[], start: number, end: number, flags: number,
