@@ -7,7 +7,7 @@ const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const smartread = require('smartread');
-const { checkNoFdLeak, useTempDirs, writePattern, patternBuffer, assertSameBytes, stdoutLines } = require('./helpers');
+const { checkNoFdLeak, useTempDirs, writePattern, patternBuffer, assertSameBytes, stdoutLines, runToEnd } = require('./helpers');
 
 const { smartReadSync, engineInfo } = smartread;
 
@@ -142,4 +142,52 @@ test('prebuilds/: the file tagged for this libc loads; another libc is skipped w
     `${path.join(dir, `smartread.${other}.node`)}: built for ${other}, this system has ${libc}`,
     `${info.path}: loaded`,
   ]);
+});
+
+// Bun is installed by the bench's installer into its cache, as the bench installs it (skipped
+// with the reason where it cannot be).
+test('under Bun, whose Node-API aborts on libuv calls, the JS engine reads, and says why', async (t) => {
+  const { installRuntime, cacheDir, PEER_RUNTIMES } = require('../bench/peers');
+  const runtime = PEER_RUNTIMES.find((r) => r.name === 'Bun');
+  let binary;
+  try {
+    ({ binary } = await installRuntime(runtime, cacheDir()));
+  } catch (err) {
+    t.skip(`Bun cannot be installed here: ${err.message}`);
+    return;
+  }
+  const small = writePattern(path.join(tempDirs.disk, 'bun-small'), 5000);
+  const large = writePattern(path.join(tempDirs.disk, 'bun-large'), 3 * 1024 * 1024 + 7);
+  const script = `
+    const { smartRead, smartReadSync, readMany, engineInfo } = require(${JSON.stringify(path.resolve(__dirname, '..'))});
+    (async () => {
+      const files = [process.env.SMALL, process.env.LARGE];
+      const missing = await smartRead(process.env.SMALL + '-missing').catch((err) => err.code);
+      const hex = (b) => require('node:crypto').createHash('sha256').update(b).digest('hex');
+      console.log(JSON.stringify({
+        info: engineInfo(),
+        sync: files.map((f) => hex(smartReadSync(f))),
+        async: await Promise.all(files.map(async (f) => hex(await smartRead(f)))),
+        many: (await readMany(files)).map(hex),
+        missing,
+      }));
+    })();
+  `;
+  const env = { ...runtime.env(cacheDir()), SMALL: small, LARGE: large, SMARTREAD_FORCE_JS: '', SMARTREAD_REQUIRE_NATIVE: '' };
+  const { code, signal, stdout, stderr } = await runToEnd(binary, ['-e', script], { env, timeoutMs: 60000 });
+  assert.equal(code, 0, `exit ${code} ${signal}: ${stderr}`);
+  const result = JSON.parse(stdout.trim().split('\n').at(-1));
+  const expected = [small, large].map((f) => require('node:crypto').createHash('sha256').update(fs.readFileSync(f)).digest('hex'));
+  assert.equal(result.info.engine, 'js');
+  assert.match(result.info.reason, /Bun 1\.\d+\.\d+: its Node-API lacks the libuv functions/);
+  assert.deepEqual(result.sync, expected);
+  assert.deepEqual(result.async, expected);
+  assert.deepEqual(result.many, expected);
+  assert.equal(result.missing, 'ENOENT');
+  // Asked to insist on the addon, Bun is told why it cannot have it.
+  const insisting = await runToEnd(binary, ['-e', `require(${JSON.stringify(path.resolve(__dirname, '..'))})`],
+    { env: { ...env, SMARTREAD_REQUIRE_NATIVE: '1' }, timeoutMs: 60000 });
+  assert.notEqual(insisting.code, 0);
+  assert.equal(insisting.signal, null, insisting.stderr);
+  assert.match(insisting.stderr, /its Node-API lacks the libuv functions/);
 });

@@ -267,7 +267,10 @@ export function loadNative(): { binding: NativeBinding | null; report: LoadRepor
     report.reason = 'SMARTREAD_FORCE_JS=1';
     return { binding: null, report };
   }
-  for (const candidate of candidates()) {
+  // Bun's Node-API has no libuv loop (uv_poll, uv_timer, uv_available_parallelism): it aborts
+  // the whole process where an addon calls one, which no catch here could stop.
+  const bun = process.versions.bun;
+  for (const candidate of bun === undefined ? candidates() : []) {
     if ('skipped' in candidate) {
       report.tried.push(candidate.skipped);
       continue;
@@ -290,7 +293,9 @@ export function loadNative(): { binding: NativeBinding | null; report: LoadRepor
       report.tried.push(`${file}: ${(err as Error).message.split('\n')[0]}`);
     }
   }
-  report.reason = 'no native addon could be loaded';
+  report.reason = bun === undefined
+    ? 'no native addon could be loaded'
+    : `Bun ${bun}: its Node-API lacks the libuv functions the addon uses`;
   if (process.env.SMARTREAD_REQUIRE_NATIVE === '1') throw new Error(loadFailureText(report));
   return { binding: null, report };
 }
