@@ -385,3 +385,40 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
     assert.ok(await poolRuns(() => readMany(list, { concurrency: 2 })) > 0, 'concurrency 2: runs on pool threads');
   });
 });
+
+describe("'auto': the fast path's share of a turn of the event loop", () => {
+  test('calls awaited back to back share one turn: the loop turns between them once the budget is spent', async (t) => {
+    const { native } = require('../dist/engine.js');
+    if (native === null) {
+      t.skip('the fast path is part of the addon');
+      return;
+    }
+    const before = tuning();
+    t.after(() => setTuning(before));
+    // A budget of 1 µs at a copy rate that lets ten 4 KiB files into one run (a call's first
+    // run takes up to 16): any run spends the turn's share (half the budget), and each call
+    // reads its list in that one run.
+    setTuning({ fastPathBudgetUs: 1, copyRateMBps: 1_000_000, readManyThreads: 0 });
+    const list = files.slice(0, 10);
+    await readMany(list);
+    let turns = 0;
+    let ticking = true;
+    const tick = () => setImmediate(() => {
+      turns++;
+      if (ticking) tick();
+    });
+    tick();
+    const calls = 50;
+    try {
+      for (let i = 0; i < calls; i++) {
+        const results = await readMany(list);
+        list.forEach((file, k) => assertSameBytes(results[k], contentOf(k), `${i}/${k}`));
+      }
+    } finally {
+      ticking = false;
+    }
+    // Each call after the first finds the turn's share spent by the one before and waits for
+    // the next turn; with a clock of its own, each read its one run at once and none waited.
+    assert.ok(turns >= calls - 1, `the loop turned ${turns} times in ${calls} calls`);
+  });
+});
