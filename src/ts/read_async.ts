@@ -382,6 +382,7 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
   const fail = (i: number, err: unknown) => {
     if (!settle) {
       failed = true;
+      wakeParked();
       throw err;
     }
     results[i] = { status: 'rejected', reason: err as Error };
@@ -422,12 +423,40 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
   // files cannot hold the loop for longer than about the budget.
   const { fastPathBudgetUs, readManyThreads: threads } = tuning();
   const turnBudgetMs = fastPathBudgetUs / 2000;
+  // One lane waits for the next turn to go on with the fast path; the others park until there
+  // is work for the engines (misses, paths left by a run elsewhere), until a lane goes off to an
+  // engine, or until the list is done, instead of all 64 waking each turn to find that one lane
+  // is enough for the hits (2,000 cached files of 4 KiB: 276k files/s against 260k, medians of
+  // six alternating runs).
+  let turnWaiter = false;
+  let parked: Array<() => void> = [];
+  const park = () => new Promise<void>((resolve) => parked.push(resolve));
+  function wakeParked() {
+    if (parked.length === 0) return;
+    const waking = parked;
+    parked = [];
+    for (const resolve of waking) resolve();
+  }
+  // A lane that goes off to wait for an engine first wakes the parked ones, so that the rest of
+  // the list does not wait with it.
+  const readAside = (i: number, fastPath: 'missed' | 'skip' | 'try') => {
+    wakeParked();
+    return readThrough(i, fastPath);
+  };
 
   const lane = async () => {
+    try {
+      await laneLoop();
+    } finally {
+      // Parked lanes look again: at what this one left, or at nothing left to do.
+      wakeParked();
+    }
+  };
+  const laneLoop = async () => {
     const run: Array<RawResult | undefined> = [];
     while (!failed) {
       if (nextMissed < missed.length) {
-        await readThrough(missed[nextMissed++], 'missed');
+        await readAside(missed[nextMissed++], 'missed');
         continue;
       }
       const leftOver = nextLeft < left.length;
@@ -442,17 +471,23 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
           turnStarted = now;
           setImmediate(endTurn);
         } else if (now - turnStarted >= turnBudgetMs) {
-          await waitForNextTurn();
+          if (turnWaiter) {
+            await park();
+          } else {
+            turnWaiter = true;
+            await waitForNextTurn();
+            turnWaiter = false;
+          }
           continue;
         }
       }
       if (leftOver) {
-        await readThrough(left[nextLeft++], 'try');
+        await readAside(left[nextLeft++], 'try');
         continue;
       }
       if (!fastPath) {
         next++;
-        await readThrough(start, runFlags !== null && start < fastPathFrom ? 'skip' : 'try');
+        await readAside(start, runFlags !== null && start < fastPathFrom ? 'skip' : 'try');
         continue;
       }
       // A run of paths tried by the fast path in one call (misses are shared out among the
@@ -478,6 +513,7 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
           takeHit(start + k, raw, started);
         }
       }
+      if (hits < count) wakeParked();
       if (hits === 0) {
         coldStretch = Math.min(Math.max(coldStretch * 2, 64), 1024);
         fastPathFrom = next + coldStretch;
@@ -524,6 +560,7 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
           left.push(start + k);
         }
       }
+      if (hits < out.length) wakeParked();
       if (hits === 0) elsewhere = false;
     }
   };
