@@ -299,3 +299,36 @@ test('readMany of cached small files on the disk goes through io_uring batches, 
   assert.ok((calls.io_uring_enter ?? 0) * perFile <= 3 * 2 / 64 + 0.05, `io_uring_enter: ${calls.io_uring_enter}\n${traced.stderr}`);
   assert.ok((calls.io_uring_enter ?? 0) >= 3 * 2 * (files.length / 64), `io_uring_enter: ${calls.io_uring_enter}: the batches ran\n${traced.stderr}`);
 });
+
+test('smartReads awaited back to back share a turn of the event loop: past its share they wait for the next', async (t) => {
+  if (!native) {
+    t.skip('the fast path is part of the addon');
+    return;
+  }
+  const before = tuning();
+  t.after(() => setTuning(before));
+  // A budget of 1 µs at a copy rate that still lets 4 KiB into the fast path: each read spends
+  // the turn's share (half the budget).
+  setTuning({ fastPathBudgetUs: 1, copyRateMBps: 1_000_000 });
+  const file = writePattern(path.join(tempDirs.disk, 'back-to-back'), 4 * KiB);
+  const expected = fs.readFileSync(file);
+  await smartRead(file);
+  let turns = 0;
+  let ticking = true;
+  const tick = () => setImmediate(() => {
+    turns++;
+    if (ticking) tick();
+  });
+  tick();
+  const reads = 200;
+  const hitsBefore = require('smartread').metrics().fastPath.hits;
+  try {
+    for (let i = 0; i < reads; i++) assertSameBytes(await smartRead(file), expected, `read ${i}`);
+  } finally {
+    ticking = false;
+  }
+  // Still the fast path, one read per turn; with no clock the loop did not turn at all.
+  assert.ok(turns >= reads - 1, `the loop turned ${turns} times in ${reads} reads`);
+  const { fastPath, enabled } = require('smartread').metrics();
+  if (enabled) assert.equal(fastPath.hits - hitsBefore, reads);
+});

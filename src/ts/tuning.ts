@@ -70,6 +70,11 @@ export function tuning(): Tuning {
   return { ...current };
 }
 
+/** The fast path's share of one turn of the event loop, in ms: half its budget (read_async.ts). */
+export function fastPathTurnMs(): number {
+  return current.fastPathBudgetUs / 2000;
+}
+
 /**
  * Changes some thresholds in this thread (reads already started keep theirs).
  *
