@@ -515,3 +515,30 @@ describe('bench/compare.js', () => {
     assert.equal((await runToEnd(process.execPath, [script, a, write('empty.json', { targets: [] })])).code, 2);
   });
 });
+
+describe('the loop-stall recorder (bench/loop_stall.js)', () => {
+  const { LoopStallRecorder } = require('../bench/loop_stall');
+  // Holds the event loop for `ms` in promise reactions, as a reader whose promises settle at
+  // once does read after read: no timer can fire meanwhile.
+  async function holdInReactions(ms) {
+    const end = performance.now() + ms;
+    while (performance.now() < end) await null;
+  }
+
+  test('sees a loop held from the start of its stretch, which the histogram alone missed', async () => {
+    const recorder = new LoopStallRecorder();
+    recorder.start();
+    await holdInReactions(100);
+    await recorder.stop();
+    assert.ok(recorder.result().maxMs >= 100, JSON.stringify(recorder.result()));
+  });
+
+  test('sees a loop held after it has turned', async () => {
+    const recorder = new LoopStallRecorder();
+    recorder.start();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await holdInReactions(100);
+    await recorder.stop();
+    assert.ok(recorder.result().maxMs >= 99, JSON.stringify(recorder.result()));
+  });
+});
