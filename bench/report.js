@@ -98,7 +98,7 @@ function legend(loopResolutionMs) {
     'vs sync: ops/s ÷ the baseline\'s (fs.readFileSync; its loop for many files) in this run, all rounds pooled',
     'vs promises: ops/s ÷ fs.promises.readFile\'s (64 in flight for many files), likewise',
     'rounds: vs sync per round, in round order; their spread is the noise of the ratio',
-    `loop max/p99 ms: the event loop's longest stall / worst p99 stall while an async driver read (monitorEventLoopDelay, ${loopResolutionMs} ms resolution);`,
+    `loop max/p99 ms: the event loop's longest stall / worst p99 stall while an async driver read (monitorEventLoopDelay, ${loopResolutionMs} ms resolution, and the wait for the loop's first turn);`,
     '  — for a sync driver, which blocks the loop for each whole read (see p99 µs)',
     'peak RSS MB: the process\'s peak resident memory during the driver\'s timed operations; faults/op: page faults (minor + major) per operation',
   ].join('\n');
