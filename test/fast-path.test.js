@@ -9,7 +9,7 @@ const path = require('node:path');
 const { pageCacheResidency, smartRead, readMany, engineInfo, tuning, setTuning } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, writePattern, assertSameBytes, errorFacts, setUpAsyncEngines, runToEnd, evictCompletely,
-  skipUnlessAvailable,
+  skipUnlessAvailable, countLoopTurns,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -313,19 +313,14 @@ test('smartReads awaited back to back share a turn of the event loop: past its s
   const file = writePattern(path.join(tempDirs.disk, 'back-to-back'), 4 * KiB);
   const expected = fs.readFileSync(file);
   await smartRead(file);
-  let turns = 0;
-  let ticking = true;
-  const tick = () => setImmediate(() => {
-    turns++;
-    if (ticking) tick();
-  });
-  tick();
   const reads = 200;
   const hitsBefore = require('smartread').metrics().fastPath.hits;
+  const counting = countLoopTurns();
+  let turns;
   try {
     for (let i = 0; i < reads; i++) assertSameBytes(await smartRead(file), expected, `read ${i}`);
   } finally {
-    ticking = false;
+    turns = counting.stop();
   }
   // Still the fast path, one read per turn; with no clock the loop did not turn at all.
   assert.ok(turns >= reads - 1, `the loop turned ${turns} times in ${reads} reads`);

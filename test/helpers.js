@@ -455,7 +455,28 @@ function evictCompletely(file) {
   assert.fail(`${file}: still ${pageCacheResidency(file).cached} bytes in the page cache after 2 s of evictions`);
 }
 
+/**
+ * Counts the turns of the event loop from now until stop() is called, which returns the count:
+ * an immediate that schedules the next, once per turn.
+ */
+function countLoopTurns() {
+  let turns = 0;
+  let ticking = true;
+  const tick = () => setImmediate(() => {
+    turns++;
+    if (ticking) tick();
+  });
+  tick();
+  return {
+    stop() {
+      ticking = false;
+      return turns;
+    },
+  };
+}
+
 module.exports = {
+  countLoopTurns,
   fifoWriterOnRelease,
   unreachableWithoutRoot,
   evictCompletely,

@@ -11,7 +11,7 @@ const { createHook } = require('node:async_hooks');
 const { readMany, smartRead, tuning, setTuning } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, openFdCount, openFds, patternBuffer, assertSameBytes, errorFacts, rejectionOf, waitUntil,
-  STRATEGIES, skipUnlessAvailable, setUpAsyncEngines,
+  STRATEGIES, skipUnlessAvailable, setUpAsyncEngines, countLoopTurns,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -38,6 +38,18 @@ before(() => {
     files.push(file);
   }
 });
+
+/** False, with t skipped (`why`), where the addon is not in use; else the tuning is put back after t. */
+function addonWithTuningRestored(t, why) {
+  const { native } = require('../dist/engine.js');
+  if (native === null) {
+    t.skip(why);
+    return false;
+  }
+  const before = tuning();
+  t.after(() => setTuning(before));
+  return true;
+}
 
 /** Asserts results[i] holds file i's bytes for every i. */
 function assertInOrder(results, indexes, what) {
@@ -252,18 +264,9 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
     return plan;
   }
 
-  test('every result is what fs.promises.readFile gives, bytes and errors, on every pass', async (t) => {
-    const { native } = require('../dist/engine.js');
-    if (native === null) {
-      t.skip('runs on pool threads are part of the addon');
-      return;
-    }
-    const plan = mixedPlan();
-    const before = tuning();
-    t.after(() => setTuning(before));
-    // Two threads whatever the machine's cores; 0 leaves the JS thread alone.
-    setTuning({ readManyThreads: 2 });
-    // Each run on a pool thread is an async resource of its own type.
+  // Counts the runs that went to pool threads while fn runs (each is an async resource of its
+  // own type).
+  async function poolRuns(fn) {
     let runs = 0;
     const hook = createHook({
       init(id, type) {
@@ -271,6 +274,19 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
       },
     }).enable();
     try {
+      await fn();
+    } finally {
+      hook.disable();
+    }
+    return runs;
+  }
+
+  test('every result is what fs.promises.readFile gives, bytes and errors, on every pass', async (t) => {
+    if (!addonWithTuningRestored(t, 'runs on pool threads are part of the addon')) return;
+    const plan = mixedPlan();
+    // Two threads whatever the machine's cores; 0 leaves the JS thread alone.
+    setTuning({ readManyThreads: 2 });
+    const runs = await poolRuns(async () => {
       for (let pass = 0; pass < 3; pass++) {
         const fdsBefore = openFdCount();
         const results = await readMany(plan, { settle: true });
@@ -292,17 +308,14 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
         }
         assert.equal(openFdCount(), fdsBefore, `descriptors: ${JSON.stringify(openFds())}`);
       }
-    } finally {
-      hook.disable();
-    }
+    });
     assert.ok(runs > 0, 'runs went to pool threads');
-    runs = 0;
-    hook.enable();
     setTuning({ readManyThreads: 0 });
-    const alone = await readMany(plan, { settle: true });
-    hook.disable();
+    let alone;
+    assert.equal(await poolRuns(async () => {
+      alone = await readMany(plan, { settle: true });
+    }), 0, 'readManyThreads 0: none');
     assert.equal(alone.length, plan.length);
-    assert.equal(runs, 0, 'readManyThreads 0: none');
   });
 
   test('a file that changes between passes is read as it is now', async () => {
@@ -324,30 +337,8 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
     fs.rmdirSync(list[300]);
   });
 
-  // Counts the runs that went to pool threads while fn runs.
-  async function poolRuns(fn) {
-    let runs = 0;
-    const hook = createHook({
-      init(id, type) {
-        if (type === 'smartread:cachedReadRun') runs++;
-      },
-    }).enable();
-    try {
-      await fn();
-    } finally {
-      hook.disable();
-    }
-    return runs;
-  }
-
   test('runs longer than their slab holds leave the rest to the JS thread, on disk and tmpfs', async (t) => {
-    const { native } = require('../dist/engine.js');
-    if (native === null) {
-      t.skip('runs on pool threads are part of the addon');
-      return;
-    }
-    const before = tuning();
-    t.after(() => setTuning(before));
+    if (!addonWithTuningRestored(t, 'runs on pool threads are part of the addon')) return;
     setTuning({ readManyThreads: 1 });
     // 96 KiB each: a run's 2 MiB slab holds 21 of them, and a run takes up to 256.
     for (const { kind, dir: where } of tempDirs.all) {
@@ -368,13 +359,7 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
   });
 
   test('a concurrency of 1 reads on the JS thread alone', async (t) => {
-    const { native } = require('../dist/engine.js');
-    if (native === null) {
-      t.skip('runs on pool threads are part of the addon');
-      return;
-    }
-    const before = tuning();
-    t.after(() => setTuning(before));
+    if (!addonWithTuningRestored(t, 'runs on pool threads are part of the addon')) return;
     setTuning({ readManyThreads: 1 });
     const list = files.slice(0, 500);
     let results;
@@ -388,34 +373,23 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
 
 describe("'auto': the fast path's share of a turn of the event loop", () => {
   test('calls awaited back to back share one turn: the loop turns between them once the budget is spent', async (t) => {
-    const { native } = require('../dist/engine.js');
-    if (native === null) {
-      t.skip('the fast path is part of the addon');
-      return;
-    }
-    const before = tuning();
-    t.after(() => setTuning(before));
+    if (!addonWithTuningRestored(t, 'the fast path is part of the addon')) return;
     // A budget of 1 µs at a copy rate that lets ten 4 KiB files into one run (a call's first
     // run takes up to 16): any run spends the turn's share (half the budget), and each call
     // reads its list in that one run.
     setTuning({ fastPathBudgetUs: 1, copyRateMBps: 1_000_000, readManyThreads: 0 });
     const list = files.slice(0, 10);
     await readMany(list);
-    let turns = 0;
-    let ticking = true;
-    const tick = () => setImmediate(() => {
-      turns++;
-      if (ticking) tick();
-    });
-    tick();
     const calls = 50;
+    const counting = countLoopTurns();
+    let turns;
     try {
       for (let i = 0; i < calls; i++) {
         const results = await readMany(list);
         list.forEach((file, k) => assertSameBytes(results[k], contentOf(k), `${i}/${k}`));
       }
     } finally {
-      ticking = false;
+      turns = counting.stop();
     }
     // Each call after the first finds the turn's share spent by the one before and waits for
     // the next turn; with a clock of its own, each read its one run at once and none waited.
