@@ -438,8 +438,8 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
   // fit the fast path's budget); once the fast path has spent half that budget in one turn of
   // the event loop (turnStarted), the lanes wait for the next turn, so that a list of cached
   // files cannot hold the loop for longer than about the budget.
-  const { fastPathBudgetUs, readManyThreads: threads } = tuning();
-  const turnBudgetMs = fastPathBudgetUs / 2000;
+  const threads = tuning().readManyThreads;
+  const turnBudgetMs = fastPathTurnMs();
   // One lane waits for the next turn to go on with the fast path; the others park until there
   // is work for the engines (misses, paths left by a run elsewhere), until a lane goes off to an
   // engine, or until the list is done, instead of all 64 waking each turn to find that one lane
