@@ -207,6 +207,34 @@ test('bad roots and bad options fail as node:fs would, without leaking', async (
   assert.equal((await rejectionOf(() => smartRead('a.txt', { root: tree.root, signal: ac.signal }))).code, 'ABORT_ERR');
 });
 
+test('createReader: reads waiting for their turn of the event loop hold the root through close()', async (t) => {
+  if (!native) {
+    t.skip('createReader reads confined on the addon only');
+    return;
+  }
+  const tree = makeTree(path.join(tempDirs.disk, 'turn-wait'));
+  const rootFds = () => Object.values(openFds()).filter((target) => target === tree.root).length;
+  const reader = createReader({ root: tree.root });
+  reader.smartReadSync('a.txt');
+  const before = tuning();
+  t.after(() => setTuning(before));
+  // A budget of 1 µs at a copy rate that lets a.txt into the fast path: the first read spends
+  // the turn's share, and the second waits for the next turn before it reads.
+  setTuning({ fastPathBudgetUs: 1, copyRateMBps: 1_000_000 });
+  const first = reader.smartRead('a.txt');
+  const waiting = reader.smartRead('a.txt');
+  const many = reader.readMany(['a.txt', 'sub/deeper/c.txt']);
+  reader.close();
+  assert.equal(rootFds(), 1, 'the waiting reads hold the root');
+  const expected = fs.readFileSync(tree.files['a.txt']);
+  assertSameBytes(await first, expected);
+  assertSameBytes(await waiting, expected);
+  const [a, c] = await many;
+  assertSameBytes(a, expected);
+  assertSameBytes(c, fs.readFileSync(tree.files['sub/deeper/c.txt']));
+  assert.equal(rootFds(), 0);
+});
+
 test('createReader: one open root for many reads; close() ends it once reads are done', async (t) => {
   if (!native) {
     assert.equal(thrownBy(() => createReader({ root: tempDirs.disk })).code, 'ERR_SMARTREAD_CONFINEMENT_UNAVAILABLE');

@@ -247,21 +247,21 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
   if (signal?.aborted) throw abortError(signal, caller);
   const started = timing() ? performance.now() : -1;
   let by = servedBy(engine);
+  // The fast path holds the root from the read's start, its wait for a turn included, so that a
+  // read begun before its reader's close() ends as it would have; an engine takes its own hold
+  // before this one goes.
+  let endFastPathUse: (() => void) | undefined;
   try {
     let raw: RawResult | null | false = null;
     const confine = req.root?.confine;
     if (tryNow && engine.readNow) {
+      endFastPathUse = req.root?.use();
       // The read that waited starts the next turn's clock.
       while (turnSpent(fastPathTurnMs())) {
         await waitForNextTurn();
         if (signal?.aborted) throw abortError(signal, caller);
       }
-      const endUse = req.root?.use();
-      try {
-        raw = engine.readNow(target, req.flags, confine);
-      } finally {
-        endUse?.();
-      }
+      raw = engine.readNow(target, req.flags, confine);
       const hit = raw !== null && raw !== false;
       countFastPath(hit);
       if (hit) by = 'fast-path';
@@ -270,6 +270,7 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
       const id = nextId++;
       // The root stays open until the engine is done with it, even after an abort.
       const endUse = req.root?.use();
+      endFastPathUse?.();
       // A large file the fast path found cached goes out in parallel chunks at once.
       const pending = raw === false && engine.readLarge && typeof target !== 'number'
         ? engine.readLarge(target, req.flags, id, confine)
@@ -284,6 +285,8 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
   } catch (err) {
     recordRead(by, path, err as Error, started);
     throw err;
+  } finally {
+    endFastPathUse?.();
   }
 }
 
@@ -585,7 +588,11 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
     // What the last runs elsewhere passed on after the lanes had ended.
     while (!failed && pending()) await Promise.all(Array.from({ length: lanes }, lane));
   };
+  // The call holds its root until every lane has ended, so that a call begun before its
+  // reader's close() ends as it would have, whatever turns of the loop its lanes wait for.
+  const endCallUse = common.root?.use();
   const running = readAll();
+  if (endCallUse) void running.then(endCallUse, endCallUse);
   // A root opened for this call is released once every lane has ended (reads may still be on
   // their way in the kernel after a rejection; they hold the root themselves).
   if (common.ownsRoot) void running.then(() => common.root!.release(), () => common.root!.release());
