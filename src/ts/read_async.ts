@@ -256,8 +256,9 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
     const confine = req.root?.confine;
     if (tryNow && engine.readNow) {
       endFastPathUse = req.root?.use();
-      // The read that waited starts the next turn's clock.
-      while (turnSpent(fastPathTurnMs())) {
+      // The read that waited starts the next turn's clock. An fd never takes the fast path
+      // (readNow gives null): it does not wait.
+      while (typeof target !== 'number' && turnSpent(fastPathTurnMs())) {
         await waitForNextTurn();
         if (signal?.aborted) throw abortError(signal, caller);
       }
