@@ -32,15 +32,13 @@ bool IsMiss(int err) {
   return err == EAGAIN || err == ENOSYS || err == EINVAL || err == EOPNOTSUPP || err == EPERM;
 }
 
-// Reads without waiting: RWF_NOWAIT, or a plain read where the file lives in memory.
+// Reads without waiting; the hints remember the devices found to be in memory.
 ssize_t ReadIfCached(FastPathHints& hints, int fd, dev_t dev, uint8_t* data, size_t size) {
-  if (hints.InMemory(dev)) return ReadFully(fd, data, size, 0);
-  const ssize_t n = ReadFully(fd, data, size, 0, RWF_NOWAIT);
-  if (n == -EOPNOTSUPP && InMemoryFilesystem(fd)) {
-    hints.SetInMemory(dev);
-    return ReadFully(fd, data, size, 0);
-  }
-  return n;
+  const bool known_in_memory = hints.InMemory(dev);
+  bool in_memory = known_in_memory;
+  const NoWaitRead read = ReadWithoutWaiting(fd, data, size, 0, &in_memory);
+  if (in_memory && !known_in_memory) hints.SetInMemory(dev);
+  return read.error != 0 ? -read.error : static_cast<ssize_t>(read.done);
 }
 
 // A hit copies the file on the calling thread: only a regular file with a size, and no larger

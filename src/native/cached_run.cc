@@ -98,18 +98,16 @@ class RunJob final : public PoolJob {
     }
     if (fstat(fd, &st) == 0 && Fits(st)) {
       const size_t size = static_cast<size_t>(st.st_size);
-      item.in_memory = InMemory(st.st_dev);
-      ssize_t n = ReadFully(fd, slab_.data + used_, size, 0, item.in_memory ? 0 : RWF_NOWAIT);
-      if (n == -EOPNOTSUPP && IsInMemoryFilesystem(fd, st.st_dev)) {
-        item.in_memory = true;
-        n = ReadFully(fd, slab_.data + used_, size, 0);
-      }
-      if (n == -EAGAIN) {
+      const bool known_in_memory = InMemory(st.st_dev);
+      item.in_memory = known_in_memory;
+      const NoWaitRead read = ReadWithoutWaiting(fd, slab_.data + used_, size, 0, &item.in_memory);
+      if (item.in_memory && !known_in_memory) memory_devs_.push_back(st.st_dev);
+      if (read.error == EAGAIN) {
         item.result = kRunMiss;
-      } else if (n >= 0) {
-        item.result = static_cast<int32_t>(n);
+      } else if (read.error == 0) {
+        item.result = static_cast<int32_t>(read.done);
         item.offset = static_cast<uint32_t>(used_);
-        used_ = (used_ + static_cast<size_t>(n) + 7) & ~size_t{7};
+        used_ = (used_ + read.done + 7) & ~size_t{7};
       }
     }
     close(fd);
@@ -122,14 +120,8 @@ class RunJob final : public PoolJob {
     return size <= kFileMax && size <= kSlab - used_;
   }
 
-  // tmpfs and ramfs refuse RWF_NOWAIT, and their reads never wait (see cached_read.cc); the
-  // devices found so are remembered for the run.
+  // The devices found to be tmpfs or ramfs in this run, read without trying RWF_NOWAIT.
   bool InMemory(dev_t dev) const { return std::find(memory_devs_.begin(), memory_devs_.end(), dev) != memory_devs_.end(); }
-  bool IsInMemoryFilesystem(int fd, dev_t dev) {
-    if (!InMemoryFilesystem(fd)) return false;
-    memory_devs_.push_back(dev);
-    return true;
-  }
 
   // [slab, results]; the hints learn the sizes of the files read.
   napi_value Settle(napi_env env) override {

@@ -47,20 +47,47 @@ int OpenForRead(const char* path, int flags, const Confinement& confinement) {
   return static_cast<int>(syscall(SYS_openat2, dirfd, path, &how, sizeof how));
 }
 
-ssize_t ReadFully(int fd, uint8_t* data, size_t length, int64_t offset, int rwf_flags) {
-  size_t done = 0;
-  while (done < length) {
-    iovec iov{data + done, std::min(length - done, kMaxIo)};
-    const off_t at = offset < 0 ? -1 : static_cast<off_t>(offset + done);
-    ssize_t n = preadv2(fd, &iov, 1, at, rwf_flags);
+namespace {
+
+// preadv2 until `length` bytes or EOF; `*done` counts what was read before an error, returned
+// as errno (0: none).
+int ReadLoop(int fd, uint8_t* data, size_t length, int64_t offset, int rwf_flags, size_t* done) {
+  *done = 0;
+  while (*done < length) {
+    iovec iov{data + *done, std::min(length - *done, kMaxIo)};
+    const off_t at = offset < 0 ? -1 : static_cast<off_t>(offset + static_cast<int64_t>(*done));
+    const ssize_t n = preadv2(fd, &iov, 1, at, rwf_flags);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return -errno;
+      return errno;
     }
     if (n == 0) break;
-    done += static_cast<size_t>(n);
+    *done += static_cast<size_t>(n);
   }
-  return static_cast<ssize_t>(done);
+  return 0;
+}
+
+}  // namespace
+
+ssize_t ReadFully(int fd, uint8_t* data, size_t length, int64_t offset, int rwf_flags) {
+  size_t done = 0;
+  const int error = ReadLoop(fd, data, length, offset, rwf_flags, &done);
+  return error != 0 ? -error : static_cast<ssize_t>(done);
+}
+
+NoWaitRead ReadWithoutWaiting(int fd, uint8_t* data, size_t length, uint64_t offset, bool* in_memory) {
+  NoWaitRead read;
+  if (!*in_memory) {
+    read.error = ReadLoop(fd, data, length, static_cast<int64_t>(offset), RWF_NOWAIT, &read.done);
+    // tmpfs and ramfs still refuse RWF_NOWAIT on 6.18 (EOPNOTSUPP), on the first preadv2.
+    if (read.error != EOPNOTSUPP || !InMemoryFilesystem(fd)) return read;
+    *in_memory = true;
+  }
+  size_t more = 0;
+  read.error = ReadLoop(fd, data + read.done, length - read.done,
+                        static_cast<int64_t>(offset + read.done), 0, &more);
+  read.done += more;
+  return read;
 }
 
 bool InMemoryFilesystem(int fd) {

@@ -35,6 +35,18 @@ int OpenForRead(const char* path, int flags, const Confinement& confinement);
 // count, or -errno.
 ssize_t ReadFully(int fd, uint8_t* data, size_t length, int64_t offset = -1, int rwf_flags = 0);
 
+// What a read without waiting got: `done` bytes, then `error`: 0 at EOF or with all of them,
+// EAGAIN where the rest is not in memory, or why the read failed.
+struct NoWaitRead {
+  size_t done = 0;
+  int error = 0;
+};
+
+// Reads up to `length` bytes from `offset` without waiting for a device: preadv2 with RWF_NOWAIT,
+// or a plain read on tmpfs and ramfs, which refuse RWF_NOWAIT although their pages are memory.
+// `*in_memory` true skips the RWF_NOWAIT try; it is set when the file is found to be on one.
+NoWaitRead ReadWithoutWaiting(int fd, uint8_t* data, size_t length, uint64_t offset, bool* in_memory);
+
 // Whether `fd` is a file of tmpfs or ramfs, which refuse RWF_NOWAIT (EOPNOTSUPP, still on 6.18)
 // although their pages are memory: a plain read of them never waits for a device (with no swap;
 // see the README's limits).

@@ -236,22 +236,11 @@ void FileRead::ReadTailHere() {
   resume_at_ = from;
   ScheduleReads();
   ring_->SubmitQueued();
-  uint64_t at = from;
-  int rwf = RWF_NOWAIT;
-  while (at < size_) {
-    iovec iov{dest_ + at, static_cast<size_t>(size_ - at)};
-    const ssize_t n = preadv2(fd_, &iov, 1, static_cast<off_t>(at), rwf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EOPNOTSUPP && rwf != 0 && InMemoryFilesystem(fd_)) {
-      rwf = 0;
-      continue;
-    }
-    if (n <= 0) break;
-    at += static_cast<uint64_t>(n);
-  }
-  // What it did not copy (not in memory: EAGAIN; refused: EOPNOTSUPP; an error or EOF, which a
-  // worker then reports as it would have) the workers read after their own chunks.
-  resume_at_ = at;
+  bool in_memory = false;
+  const NoWaitRead read = ReadWithoutWaiting(fd_, dest_ + from, size_ - from, from, &in_memory);
+  // What it did not copy (not in memory: EAGAIN; an error or EOF, which a worker then reports as
+  // it would have) the workers read after their own chunks.
+  resume_at_ = from + read.done;
 }
 
 Op* FileRead::FreeReadOp() {
