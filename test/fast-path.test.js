@@ -9,7 +9,7 @@ const path = require('node:path');
 const { pageCacheResidency, smartRead, readMany, engineInfo, tuning, setTuning } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, writePattern, assertSameBytes, errorFacts, setUpAsyncEngines, runToEnd, evictCompletely,
-  skipUnlessAvailable, countLoopTurns,
+  skipUnlessAvailable, countLoopTurns, spendTheTurnOnEachRead,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -305,11 +305,9 @@ test('smartReads awaited back to back share a turn of the event loop: past its s
     t.skip('the fast path is part of the addon');
     return;
   }
-  const before = tuning();
-  t.after(() => setTuning(before));
   // A budget of 1 µs at a copy rate that still lets 4 KiB into the fast path: each read spends
   // the turn's share (half the budget).
-  setTuning({ fastPathBudgetUs: 1, copyRateMBps: 1_000_000 });
+  spendTheTurnOnEachRead(t, { copyRateMBps: 1_000_000 });
   const file = writePattern(path.join(tempDirs.disk, 'back-to-back'), 4 * KiB);
   const expected = fs.readFileSync(file);
   await smartRead(file);

@@ -13,7 +13,8 @@ const { once } = require('node:events');
 const { openReader, Reader, engineInfo } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, writePattern, patternBuffer, assertSameBytes, errorFacts, rejectionOf,
-  isOpenFd, runToEnd, withinTime, strategyUnavailableReason, setUpAsyncEngines,
+  isOpenFd, runToEnd, withinTime, strategyUnavailableReason, setUpAsyncEngines, countLoopTurns,
+  spendTheTurnOnEachRead,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -82,6 +83,31 @@ for (const { kind, dir } of tempDirs.all) {
     }
   });
 }
+
+// io_uring reads cached pages of a file on the disk as they are submitted, in a microtask:
+// reads awaited one after another did not let the loop turn at all until the last. They share
+// the fast path's turn clock: with a budget of 1 µs, every read after the first of a turn waits
+// for the next.
+test("strategy 'uring': reads awaited back to back let the event loop turn", async (t) => {
+  if (skipUnlessUsable(t, 'uring') || !native) return;
+  spendTheTurnOnEachRead(t);
+  const file = writePattern(path.join(tempDirs.disk, 'back-to-back'), 64 * KiB);
+  const expected = fs.readFileSync(file);
+  const reader = await openReader(file, { strategy: 'uring' });
+  t.after(() => reader.close());
+  const reads = 100;
+  const counting = countLoopTurns();
+  let turns;
+  try {
+    for (let i = 0; i < reads; i++) {
+      const at = (i * 4096) % (60 * KiB);
+      assertSameBytes(await reader.read(at, 4096), expected.subarray(at, at + 4096), `read at ${at}`);
+    }
+  } finally {
+    turns = counting.stop();
+  }
+  assert.ok(turns >= reads - 1, `the loop turned ${turns} times in ${reads} reads`);
+});
 
 describe('closing', () => {
   let file;
