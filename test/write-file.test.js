@@ -11,7 +11,7 @@ const { Worker } = require('node:worker_threads');
 const { smartWriteFile, smartWriteFileSync, engineInfo, createWriter } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, patternBuffer, assertSameBytes, errorFacts, thrownBy, rejectionOf, setUpAsyncEngines,
-  runToEnd, withinTime,
+  runToEnd, withinTime, openFds,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -340,14 +340,26 @@ describe('flush and abort', () => {
       fs.writeFileSync(target, 'old');
       const late = new AbortController();
       const big = Buffer.alloc(64 << 20, 7);
-      const pending = writer.write(target, big, { atomic: true, signal: late.signal });
-      setImmediate(() => late.abort());
-      const outcome = await pending.then(() => 'written', (e) => e.name);
+      const settled = writer.write(target, big, { atomic: true, signal: late.signal }).then(() => 'written', (e) => e.name);
+      // Aborted once its temporary file is there (or once it is done): aborted at once, the
+      // write may not have opened it yet (the pure-JS engine opens it on libuv's pool), and
+      // then no temporary file was not proof that the engine had finished.
+      let done = false;
+      void settled.then(() => { done = true; });
+      while (!done && temporaries(work).length === 0) await new Promise((r) => setImmediate(r));
+      late.abort();
+      const outcome = await settled;
+      t.diagnostic(`outcome: ${outcome}`);
       assert.ok(outcome === 'AbortError' || outcome === 'written', outcome);
-      // The engine finishes its cleanup after the rejection: wait for the temporary file to go.
+      // The engine finishes its cleanup after the rejection: wait for the temporary file to go
+      // and for the engine's descriptors in `work` to close.
+      const inWork = () => Object.values(openFds()).filter((link) => link.startsWith(work));
       const deadline = Date.now() + 10000;
-      while (temporaries(work).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      while ((temporaries(work).length > 0 || inWork().length > 0) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
       assert.deepEqual(temporaries(work), []);
+      assert.deepEqual(inWork(), []);
       const now = fs.readFileSync(target);
       assert.ok(now.equals(Buffer.from('old')) || now.equals(big), `the target holds ${now.length} bytes`);
     });
