@@ -14,7 +14,7 @@ const { openReader, Reader, engineInfo } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, writePattern, patternBuffer, assertSameBytes, errorFacts, rejectionOf,
   isOpenFd, runToEnd, withinTime, strategyUnavailableReason, setUpAsyncEngines, countLoopTurns,
-  spendTheTurnOnEachRead,
+  spendTheTurnOnEachRead, exitTestNodeFlags,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -269,7 +269,8 @@ test('a process that exits with reads in flight on a reader ends cleanly', async
         process.exit(0);
       });
     `;
-    const result = await runToEnd(process.execPath, ['-e', source, file]);
+    // Without V8's background tasks: Node's exit can otherwise hang by itself (see helpers.js).
+    const result = await runToEnd(process.execPath, [...exitTestNodeFlags, '-e', source, file]);
     assert.deepEqual({ code: result.code, signal: result.signal, out: result.stdout.trim() },
       { code: 0, signal: null, out: 'started' }, `${strategy}: ${result.stderr}`);
   }

@@ -15,7 +15,7 @@ const { Worker } = require('node:worker_threads');
 const { readMany, engineInfo } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, makeTempDir, openFdCount, openFds, writePattern, withinTime,
-  waitUntil, runToEnd, strategyUnavailableReason, skipUnlessAvailable, setUpAsyncEngines,
+  waitUntil, runToEnd, strategyUnavailableReason, skipUnlessAvailable, setUpAsyncEngines, exitTestNodeFlags,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -128,7 +128,8 @@ describe('a process that exits with reads in flight', () => {
         const report = (facts) => process.stdout.write(JSON.stringify({ uring: engineInfo().uring.available, ...facts }) + '\\n');
         ${ending}
       `;
-      const result = await runToEnd(process.execPath, ['-e', source], {
+      // Without V8's background tasks: Node's exit can otherwise hang by itself (see helpers.js).
+      const result = await runToEnd(process.execPath, [...exitTestNodeFlags, '-e', source], {
         env: { SMARTREAD_TEST_FILES: JSON.stringify(files), SMARTREAD_TEST_STRATEGY: strategy },
         timeoutMs: childTimeoutMs,
       });
