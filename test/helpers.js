@@ -57,12 +57,14 @@ function checkNoFdLeak({ spawnsChildren = false } = {}) {
     startFds = openFds();
     startCount = openFdCount();
   });
-  after(() => {
-    const count = openFdCount();
-    if (count !== startCount) {
-      assert.fail(`descriptor leak: ${startCount} open before the tests, ${count} after\n` +
-        `before: ${JSON.stringify(startFds)}\nafter:  ${JSON.stringify(openFds())}`);
-    }
+  // Work may outlive the promise a test awaited and still hold a descriptor for a moment: the
+  // other lanes of a readMany that rejected at its first error (they hold a reader's root until
+  // their reads end), an engine finishing after an abort. Those close within moments; a leak
+  // never does. (An ASan run of fuzz.test.js saw a root still open as its last test ended.)
+  after(async () => {
+    await waitUntil(() => openFdCount() === startCount, 5000, () =>
+      `descriptor leak: ${startCount} open before the tests, ${openFdCount()} after\n` +
+      `before: ${JSON.stringify(startFds)}\nafter:  ${JSON.stringify(openFds())}`);
   });
 }
 
