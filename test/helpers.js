@@ -492,14 +492,13 @@ function countLoopTurns() {
 
 /**
  * Sets the fast path's budget to 1 µs, so that any read spends a turn's share of the JS thread,
- * until the test ends; `changes` are further tuning changes. Returns the previous tuning.
+ * until the test ends; `changes` are further tuning changes.
  */
 function spendTheTurnOnEachRead(t, changes = {}) {
   const { tuning, setTuning } = require('smartread');
   const before = tuning();
   t.after(() => setTuning(before));
   setTuning({ fastPathBudgetUs: 1, ...changes });
-  return before;
 }
 
 module.exports = {
