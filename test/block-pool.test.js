@@ -227,6 +227,29 @@ test('a synchronous loop of large reads reuses blocks without yielding to the ev
   assert.ok(p.lentBlocks + p.idleBlocks <= 20, `blocks in use or idle: ${JSON.stringify(p)}`);
 });
 
+test('a result settled by the ring is not held by it while the code awaiting it runs', async (t) => {
+  if (!native) {
+    t.skip('the pool is part of the addon');
+    return;
+  }
+  if (skipUnlessAvailable(t, 'uring')) return;
+  // Large enough for io_uring's workers: the read ends in the ring's poll callback, and the code
+  // after the await runs in the microtasks that callback runs.
+  const file = writePattern(path.join(tempDirs.tmpfs ?? tempDirs.disk, 'settled'), 8 * MiB);
+  for (const strategy of ['uring', 'auto']) {
+    await emptyPool();
+    let result = await smartRead(file, { strategy });
+    assert.equal(result.length, 8 * MiB);
+    result = null;
+    // Still in those microtasks, but no longer in the job the result was handed to.
+    await null;
+    gc();
+    // Its block is taken back for the next result only if the collection freed the first.
+    assert.equal(smartReadSync(file).length, 8 * MiB);
+    assert.deepEqual([pool().hits, pool().misses], [1, 1], `${strategy}: the second read got the first one's block`);
+  }
+});
+
 test('metrics() reports the pool, also in the Prometheus text', async (t) => {
   const m = metrics();
   assert.deepEqual(Object.keys(m.blockPool).sort(), ['hits', 'idleBlocks', 'idleBytes', 'lentBlocks', 'lentBytes', 'misses', 'processBytes', 'released']);

@@ -463,7 +463,10 @@ void Ring::OnPoll(uv_poll_t* handle, int status, int) {
   // (and so the awaiting code) when it closes.
   napi_callback_scope callback_scope;
   napi_open_callback_scope(env, resource, self->async_context_, &callback_scope);
+  napi_handle_scope results;
+  napi_open_handle_scope(env, &results);
   self->Drive();
+  napi_close_handle_scope(env, results);
   napi_close_callback_scope(env, callback_scope);
   napi_close_handle_scope(env, scope);
 }
