@@ -24,11 +24,8 @@ struct Block {
 
 // The limits of one environment's pool (set through setTuning, see src/ts/tuning.ts).
 struct BlockPoolLimits {
-  // Results of at least this many bytes come from the pool (0: none do). Each lent block is
-  // reported to V8 as external memory, which makes it collect sooner; below this size that costs
-  // more in full collections than the block's page faults would (measured at 1 and 4 MiB: about
-  // one mark-compact per 64 MiB of results instead of scavenges), and malloc mostly hands back
-  // memory already in place anyway...
+  // Results of at least this many bytes come from the pool (0: none do); below the default,
+  // malloc mostly hands back memory already in place...
   uint64_t from = uint64_t{8} << 20;
   // ...which keeps at most this many bytes of idle blocks...
   uint64_t max_bytes = uint64_t{256} << 20;
@@ -81,9 +78,9 @@ class BlockPool : public std::enable_shared_from_this<BlockPool> {
   // collected it. False with a pending exception (the block is then given back). JS thread.
   bool Lend(napi_env env, const Block& block, size_t length, napi_value* out);
   // Take() and Lend() in one, on the JS thread, in the order that lets the block be a recycled
-  // one: the new Buffer's memory is reported to V8 first (past its limit V8 collects at once,
-  // which frees earlier results), then collected Buffers' blocks are taken back, then one is
-  // taken. *block.data is nullptr, with nothing pending, when no memory could be mapped.
+  // one: V8 is asked to free dead young results first, then collected Buffers' blocks are taken
+  // back, then one is taken. *block.data is nullptr, with nothing pending, when no memory could
+  // be mapped.
   bool LendNew(napi_env env, size_t length, Block* block, napi_value* out);
 
   void SetLimits(const BlockPoolLimits& limits);
@@ -100,11 +97,12 @@ class BlockPool : public std::enable_shared_from_this<BlockPool> {
   struct Loan;
 
   explicit BlockPool(uv_loop_t* loop);
-  // The Buffer over a block whose memory has been reported to V8.
+  // The Buffer over a block.
   bool Wrap(napi_env env, const Block& block, size_t length, napi_value* out);
   // Takes back the blocks of lent Buffers that V8 has collected. JS thread.
   void Reclaim(napi_env env);
-  static void Report(napi_env env, const Block& block, int sign);
+  // Has V8 scavenge first if its young results hold many external bytes, then Reclaim()s.
+  void CollectYoungIfDue(napi_env env);
   void Return(const Block& block, bool lent);
   // With the lock held: releases idle blocks unused for idle_ms, and the oldest ones while the
   // pool holds more than max_bytes.
