@@ -24,7 +24,9 @@ afterEach(() => setTuning(defaults));
 test('the defaults, and setTuning() refusing what is not a threshold or out of range', () => {
   assert.deepEqual(defaults, {
     fastPathBudgetUs: 500, copyRateMBps: 8000, uringChunk: 2 * MiB, uringInFlight: os.availableParallelism() <= 2 ? 4 : 8, uringAsyncFrom: 512 * KiB,
-    blockPoolFrom: 8 * MiB, blockPoolMaxBytes: 256 * MiB, blockPoolIdleMs: 3000,
+    // From 128 KiB where V8 scavenges for young Buffers' bytes (Node 20 and 22), else 8 MiB.
+    blockPoolFrom: Number(process.versions.v8.split('.')[0]) < 13 ? 128 * KiB : 8 * MiB,
+    blockPoolMaxBytes: 256 * MiB, blockPoolIdleMs: 3000,
     readManyThreads: Math.max(0, Math.min(os.availableParallelism() - 1, 3)),
   });
   for (const bad of [{ speed: 1 }, { fastPathMax: 4096 }, { fastPathBudgetUs: -1 }, { fastPathBudgetUs: 1.5 }, { copyRateMBps: 0 },

@@ -97,13 +97,16 @@ class Addon : public Napi::Addon<Addon> {
 #endif
   }
 
-  // setup({ maxLength }): facts of this runtime that only JS can read.
+  // setup({ maxLength, hugePages, blockPoolFrom }): facts of this runtime that only JS can read.
   Napi::Value Setup(const Napi::CallbackInfo& info) {
     Napi::Object options = info[0].As<Napi::Object>();
     instance_.max_length =
         static_cast<uint64_t>(options.Get("maxLength").As<Napi::Number>().DoubleValue());
     // A fact of the machine (src/ts/huge_pages.ts decides it), the same in every environment.
     SetHugePageAdvice(options.Get("hugePages").ToBoolean().Value());
+    // Which results the pool takes by default depends on the runtime's V8 (src/ts/native.ts).
+    instance_.tuning.block_pool.from =
+        static_cast<uint64_t>(options.Get("blockPoolFrom").As<Napi::Number>().DoubleValue());
     if (!instance_.blocks) {
       instance_.blocks = BlockPool::Create(env_);
       if (instance_.blocks) instance_.blocks->SetLimits(instance_.tuning.block_pool);

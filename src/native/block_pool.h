@@ -24,8 +24,8 @@ struct Block {
 
 // The limits of one environment's pool (set through setTuning, see src/ts/tuning.ts).
 struct BlockPoolLimits {
-  // Results of at least this many bytes come from the pool (0: none do); below the default,
-  // malloc mostly hands back memory already in place...
+  // Results of at least this many bytes come from the pool (0: none do). setup() sets it for
+  // the runtime's V8 (src/ts/native.ts defaultBlockPoolFrom: 128 KiB or 8 MiB)...
   uint64_t from = uint64_t{8} << 20;
   // ...which keeps at most this many bytes of idle blocks...
   uint64_t max_bytes = uint64_t{256} << 20;

@@ -2,6 +2,7 @@
 import { availableParallelism } from 'node:os';
 import { originalReadFileSync } from './fs_originals';
 import { native } from './engine';
+import { defaultBlockPoolFrom } from './native';
 import { invalidArgValue, withCode } from './errors';
 
 /** The thresholds by which 'auto' chooses and io_uring reads, per thread. */
@@ -57,7 +58,7 @@ const names = Object.keys(limits) as Array<keyof Tuning>;
 const readManyThreads = Math.max(0, Math.min(availableParallelism() - 1, 3));
 let current: Tuning = native ? { ...native.tuning(), readManyThreads } : {
   fastPathBudgetUs: 500, copyRateMBps: 8000, uringChunk: 2 * MiB, uringInFlight: availableParallelism() <= 2 ? 4 : 8, uringAsyncFrom: 512 * 1024,
-  blockPoolFrom: 8 * MiB, blockPoolMaxBytes: 256 * MiB, blockPoolIdleMs: 3000, readManyThreads,
+  blockPoolFrom: defaultBlockPoolFrom(), blockPoolMaxBytes: 256 * MiB, blockPoolIdleMs: 3000, readManyThreads,
 };
 
 /** The largest file the fast path reads on the calling thread, in bytes. */
