@@ -50,7 +50,10 @@
       "cflags_cc!": ["-fno-exceptions", "-std=gnu++17", "-O2", "-O0"],
       "cflags": ["-O3", "-fvisibility=hidden"],
       "cflags_cc": ["-O3", "-std=c++17", "-fvisibility=hidden", "-fvisibility-inlines-hidden", "-Wall", "-Wextra", "-Wno-unused-parameter"],
-      "ldflags": ["-Wl,--as-needed"],
+      # -z nodelete: Node unloads an addon with the last environment that loaded it (a worker's,
+      # where the main thread never required it), and the block pool's unmapping thread, which
+      # lives as long as the process, would then return into unmapped code (SIGSEGV).
+      "ldflags": ["-Wl,--as-needed", "-Wl,-z,nodelete"],
       "conditions": [
         ["smartread_sanitize==1", {
           "cflags": ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"],
