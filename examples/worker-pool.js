@@ -1,11 +1,12 @@
 // A pool of worker threads that read files with smartRead and send the bytes back to the main
 // thread, which prints each file's size and SHA-256.
 //
-// How a worker sends a result matters. smartread reads results of 256 KiB and more into blocks
-// it recycles, and smaller ones may share one Buffer: a result's ArrayBuffer is not the result
-// alone, and cannot be transferred (postMessage copies it on Node 20, and refuses the transfer
-// list from Node 22 on). Post the result without a transfer list (the whole ArrayBuffer is
-// cloned), or, as here, copy exactly the result's bytes and transfer the copy.
+// How a worker sends a result matters. smartread reads results of 128 KiB and more (8 MiB on
+// Node 24 and later) into blocks it recycles, and smaller ones may share one Buffer: a result's
+// ArrayBuffer is not the result alone, and cannot be transferred (postMessage copies it on
+// Node 20, and refuses the transfer list from Node 22 on). Post the result without a transfer
+// list (the whole ArrayBuffer is cloned), or, as here, copy exactly the result's bytes and
+// transfer the copy.
 //
 //   node worker-pool.js [FILE...]      (without files: some samples in a temp dir)
 'use strict';
