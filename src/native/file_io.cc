@@ -44,7 +44,16 @@ int OpenForRead(const char* path, int flags, const Confinement& confinement) {
   if ((flags & (O_CREAT | O_TMPFILE)) != 0) how.mode = 0666;
   how.resolve = confinement.resolve;
   const int dirfd = confinement.dirfd >= 0 ? confinement.dirfd : AT_FDCWD;
-  return static_cast<int>(syscall(SYS_openat2, dirfd, path, &how, sizeof how));
+  return OpenAt2(dirfd, path, &how);
+}
+
+int OpenAt2(int dirfd, const char* path, const open_how* how) {
+  const bool scoped = (how->resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)) != 0 &&
+                      (how->resolve & RESOLVE_CACHED) == 0;
+  for (int attempt = 0;; attempt++) {
+    const int fd = static_cast<int>(syscall(SYS_openat2, dirfd, path, how, sizeof *how));
+    if (fd >= 0 || errno != EAGAIN || !scoped || attempt + 1 >= kScopedOpenAttempts) return fd;
+  }
 }
 
 namespace {

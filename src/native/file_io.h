@@ -2,6 +2,7 @@
 // Read loops over a file descriptor, shared by the engines that read on a thread of their own.
 #pragma once
 
+#include <linux/openat2.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -29,6 +30,17 @@ Confinement ConfinementFromJs(const Napi::CallbackInfo& info, size_t index);
 // open(2) with O_CLOEXEC (mode 0666 when creating), or openat2(2) under a confinement.
 // Returns the fd, or -1 with errno set.
 int OpenForRead(const char* path, int flags, const Confinement& confinement);
+
+// How often a confined open is tried while the kernel answers EAGAIN (see OpenAt2).
+constexpr int kScopedOpenAttempts = 64;
+
+// openat2(2). A lookup confined by RESOLVE_BENEATH or RESOLVE_IN_ROOT that walks through ".."
+// fails with EAGAIN whenever any rename or mount anywhere on the system raced with it, as the
+// kernel cannot then be sure that ".." stayed inside (openat2(2): "the caller may choose to
+// retry"): 3% of such opens here while another process renamed a file back and forth. It is
+// tried again, up to kScopedOpenAttempts times in all; with RESOLVE_CACHED, EAGAIN means "not in
+// memory" and is returned at once. Returns the fd, or -1 with errno set.
+int OpenAt2(int dirfd, const char* path, const open_how* how);
 
 // Reads until `length` bytes or EOF, from `offset` (-1: the fd's position, which advances, as
 // read(2) does) with preadv2 flags (RWF_NOWAIT: fail with EAGAIN rather than wait); returns the

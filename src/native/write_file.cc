@@ -164,7 +164,7 @@ Failure WriteWholeFile(const WriteRequest& request) {
     how.flags = static_cast<uint64_t>(request.flags | O_CLOEXEC);
     how.mode = (request.flags & (O_CREAT | O_TMPFILE)) != 0 ? request.mode : 0;
     how.resolve = request.confinement.resolve;
-    fd = static_cast<int>(syscall(SYS_openat2, request.confinement.dirfd, request.target.path.c_str(), &how, sizeof how));
+    fd = OpenAt2(request.confinement.dirfd, request.target.path.c_str(), &how);
   } else {
     fd = open(request.target.path.c_str(), request.flags | O_CLOEXEC, request.mode);
   }

@@ -89,6 +89,10 @@ void FileRead::Start(int slot) {
     slot_ = -1;
     return CloseOrFinish();
   }
+  Open();
+}
+
+void FileRead::Open() {
   ring_->Reserve(3);
   Op* open = &ops_[kOpen];
   open->kind = kOpen;
@@ -127,7 +131,11 @@ void FileRead::OnCompletion(Op* op, int res) {
   in_flight_--;
   switch (op->kind) {
     case kOpen:
-      if (res < 0) {
+      // A confined open that met a racing rename (file_io.h, OpenAt2) is queued again, into the
+      // same slot (it installed nothing there), once its cancelled READs are back.
+      if (res == -EAGAIN && RetriesOpen()) {
+        reopen_ = true;
+      } else if (res < 0) {
         Fail(Failure::Errno(-res, Syscall::kOpen));
         // Nothing was installed in the slot: it is free again at once (kept, the ring would run
         // out of slots after 1,024 failed opens and every later read would wait forever).
@@ -163,6 +171,12 @@ void FileRead::Step() {
       // for its size (not for a confined read: STATX would resolve the path again, unconfined).
       // Otherwise on to EOF.
       if (in_flight_ > 0) return;
+      if (reopen_) {
+        reopen_ = false;
+        if (Going()) return Open();
+        ring_->ReleaseSlot(slot_);
+        slot_ = -1;
+      }
       if (Going()) TakeFirstReads();
       if (Going() && !eof_ && length_ == capacity_ && !confinement_.confined()) return Size();
       phase_ = Phase::kReading;

@@ -62,6 +62,14 @@ class FileRead final : public OpOwner {
   static constexpr size_t kFirstRead = kClose + 1;
 
   void Step();
+  // Queues the OPENAT into slot_ and the opening's two READs linked to it.
+  void Open();
+  // Whether an open that failed with EAGAIN is tried again: a confined one (not RESOLVE_CACHED),
+  // up to kScopedOpenAttempts times in all, while the read is going.
+  bool RetriesOpen() {
+    const bool scoped = (how_.resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)) != 0 && (how_.resolve & RESOLVE_CACHED) == 0;
+    return confinement_.confined() && scoped && Going() && ++open_attempts_ < kScopedOpenAttempts;
+  }
   // Neither failed, nor cancelled, nor cut short by the environment's teardown.
   bool Going() const { return !failure_.failed() && !cancelled_ && !ring_->closing(); }
   // Queues the STATX of a file whose first READ filled the block.
@@ -108,6 +116,8 @@ class FileRead final : public OpOwner {
 
   enum class Phase { kOpening, kSizing, kReading, kClosing } phase_ = Phase::kOpening;
   int slot_ = -1;
+  int open_attempts_ = 0;
+  bool reopen_ = false;
   bool opened_ = false;
   bool close_queued_ = false;
   bool cancelled_ = false;
