@@ -252,6 +252,93 @@ test('readMany after the files changed: new bytes of the same size, grown, shrun
   }
 });
 
+// smartRead reads a name it read before as the regular file of the size it had, with no fstat
+// between open and read (sync_read.cc does the same for smartReadSync): whatever the name
+// became since must still read as node:fs reads it.
+test('smartRead after the files changed: new bytes of the same size, grown, shrunk, gone, a directory, a FIFO, a device', async () => {
+  for (const { kind, dir } of tempDirs.all) {
+    const files = [];
+    for (let i = 0; i < 7; i++) {
+      const file = path.join(dir, `changing-one-${i}`);
+      fs.writeFileSync(file, Buffer.alloc(3000 + i, 0x61 + i));
+      files.push(file);
+    }
+    // Twice: the first read learns what each name is, the second reads it as before.
+    for (let round = 0; round < 2; round++) {
+      for (const file of files) assertSameBytes(await smartRead(file), fs.readFileSync(file), `${kind}: ${file}, round ${round}`);
+    }
+    fs.writeFileSync(files[0], Buffer.alloc(3000, 0x7a));
+    fs.writeFileSync(files[1], Buffer.alloc(3001 + 5000, 0x7a));
+    fs.writeFileSync(files[2], Buffer.alloc(3, 0x7a));
+    fs.rmSync(files[3]);
+    fs.rmSync(files[4]);
+    fs.mkdirSync(files[4]);
+    fs.rmSync(files[5]);
+    const made = await runToEnd('mkfifo', [files[5]]);
+    assert.equal(made.code, 0, made.stderr);
+    fs.rmSync(files[6]);
+    fs.symlinkSync('/dev/null', files[6]);
+    for (let i = 0; i < files.length; i++) {
+      const what = `${kind}: ${path.basename(files[i])}`;
+      if (i === 5) {
+        // The FIFO's writer comes once the read has begun: the read must wait for it, off the loop.
+        const writer = setTimeout(() => runToEnd('sh', ['-c', 'printf from-the-writer > "$0"', files[5]]), 200);
+        assertSameBytes(await smartRead(files[5]), Buffer.from('from-the-writer'), what);
+        clearTimeout(writer);
+        continue;
+      }
+      const [got, expected] = await Promise.all([smartRead(files[i]), fs.promises.readFile(files[i])]
+        .map((p) => p.then((value) => ({ value }), (reason) => ({ reason }))));
+      if (expected.reason) {
+        assert.ok(got.reason, `${what}: read ${got.value?.length} bytes where node:fs failed`);
+        assert.deepEqual(errorFacts(got.reason), errorFacts(expected.reason), what);
+      } else {
+        assert.ifError(got.reason);
+        assertSameBytes(got.value, expected.value, what);
+      }
+    }
+  }
+});
+
+// What reading as before saves is the fstat: counted with strace in a child.
+test('smartRead of a cached file it read before on the disk opens and reads it, without fstat', async (t) => {
+  if (!native) {
+    t.skip('the fast path is part of the addon');
+    return;
+  }
+  const probe = await runToEnd('strace', ['-V']).catch((err) => ({ code: -1, stderr: err.message }));
+  if (probe.code !== 0) {
+    t.skip(`strace is not available (${probe.stderr.trim()}); apt-get install -y strace`);
+    return;
+  }
+  const file = writePattern(path.join(tempDirs.disk, 'read-as-before'), 10 * KiB);
+  const reads = 2000;
+  const traced = await runToEnd('strace', ['-f', '-c', '-U', 'name,calls', '-e', 'trace=openat2,preadv2,fstat,newfstatat,statx',
+    process.execPath, '-e', `
+      const fs = require('node:fs');
+      const { smartRead } = require('smartread');
+      const [file, reads] = [process.argv[1], Number(process.argv[2])];
+      const expected = fs.readFileSync(file);
+      (async () => {
+        for (let i = 0; i < reads; i++) {
+          if (!(await smartRead(file)).equals(expected)) throw new Error('wrong bytes in read ' + i);
+        }
+      })();
+    `, file, String(reads)], { env: { UV_USE_IO_URING: '0' }, timeoutMs: 60000 });
+  assert.equal(traced.code, 0, traced.stderr);
+  const calls = {};
+  for (const line of traced.stderr.split('\n')) {
+    const match = /^\s*(openat2|preadv2|fstat|newfstatat|statx)\s+(\d+)\s*$/.exec(line);
+    if (match) calls[match[1]] = Number(match[2]);
+  }
+  // Every read is a hit (an openat2 and a preadv2); Node's start-up stats its modules a few
+  // hundred times, far fewer than one per read.
+  assert.ok((calls.openat2 ?? 0) >= reads, `openat2: ${calls.openat2}: the fast path ran\n${traced.stderr}`);
+  assert.ok((calls.preadv2 ?? 0) >= reads, `preadv2: ${calls.preadv2}\n${traced.stderr}`);
+  const stats = (calls.fstat ?? 0) + (calls.newfstatat ?? 0) + (calls.statx ?? 0);
+  assert.ok(stats < reads / 4, `${stats} stats for ${reads} reads\n${traced.stderr}`);
+});
+
 // What the batch saves is syscalls: a run of 64 cached small files costs two io_uring_enter
 // calls instead of openat2, fstat, preadv2 and close for each. Counted with strace in a child.
 test('readMany of cached small files on the disk goes through io_uring batches, not four syscalls a file', async (t) => {

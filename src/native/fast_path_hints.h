@@ -21,6 +21,16 @@ class FastPathHints {
   // batch where their filesystem can be asked not to wait (tmpfs cannot). Kept as 64-bit
   // hashes; a collision only skips the look.
   bool KnownRegular(const char* path) const { return regular_.count(Hash(path)) != 0; }
+  // The size of a name the fast path last read as a regular file on a filesystem that honours
+  // RWF_NOWAIT (not tmpfs or ramfs: a name found there is not read without fstat, as the
+  // filesystem it names now, perhaps one that waits for a device, is only known from fstat);
+  // false for any other (smartReadSync's NoteSize does not know the filesystem).
+  bool ReadBefore(const char* path, uint64_t* size) const {
+    const auto found = regular_.find(Hash(path));
+    if (found == regular_.end() || !found->second.batchable) return false;
+    *size = found->second.size;
+    return true;
+  }
   bool BatchableSize(const char* path, uint64_t* size) const {
     const auto found = regular_.find(Hash(path));
     if (found == regular_.end() || !found->second.batchable) return false;
