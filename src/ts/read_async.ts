@@ -2,7 +2,7 @@
 import { engineFor, strategyNames, type AsyncEngine, type Strategy } from './strategies';
 import { abortError, failureToError, invalidArgValue, outOfRange, strategyUnavailable } from './errors';
 import { getOptions, getValidatedPath, isFd, pathList, stringToFlags, type PathList, type PathOrFd, type ReadFileOptions } from './args';
-import { statSync } from 'node:fs';
+import { constants, statSync } from 'node:fs';
 import { originalReadFile } from './fs_originals';
 import type { RawFailure, RawResult } from './native';
 import { kCachedRunMax, kElsewhereRunMax, kRunMiss, loadReport } from './engine';
@@ -77,8 +77,13 @@ export function rootOf(options: unknown, caller: Function): { root: Root | undef
   return { root: new Root(o.root, o.noSymlinks, caller), ownsRoot: true };
 }
 
+// The options of a call without any (the common call): nothing in them varies but the engine,
+// which 'auto' resolves once and for all.
+let noOptions: Common | undefined;
+
 /** The options every read shares, validated; the engine the strategy names, or its error. */
 export function commonOptions(options: unknown, caller: Function): Common {
+  if (options == null && noOptions !== undefined) return noOptions;
   const { encoding, flag, signal } = getOptions(options, caller);
   const strategy = (options !== null && typeof options === 'object'
     ? (options as SmartReadOptions).strategy : undefined) ?? 'auto';
@@ -92,6 +97,7 @@ export function commonOptions(options: unknown, caller: Function): Common {
   if (strategy === 'mmap' && (confined.root !== undefined || confined[kReaderRoot] !== undefined)) {
     throw invalidArgValue('options.strategy', strategy, "cannot read confined to a root (use 'auto', 'sync', 'uring' or 'threadpool')", caller);
   }
+  if (options == null) return noOptions = { engine, encoding, signal, flag, root: undefined, ownsRoot: false };
   // Opened last, once nothing else can fail.
   return { engine, encoding, signal, flag, ...rootOf(options, caller) };
 }
@@ -105,9 +111,11 @@ export function request(path: unknown, common: Common, caller: Function): Reques
   }
   const target = getValidatedPath(path, caller);
   // fs.promises.readFile opens with `flag || 'r'`: an empty flag reads.
-  const flags = stringToFlags(common.flag || 'r', caller);
+  const flags = common.flag === undefined ? O_RDONLY : stringToFlags(common.flag || 'r', caller);
   return { engine: common.engine, target, flags, encoding: common.encoding, signal: common.signal, root: common.root };
 }
+
+const { O_RDONLY } = constants;
 
 let nextId = 1;
 
@@ -293,14 +301,21 @@ export function smartRead(path: PathOrFd, options: { encoding: BufferEncoding; f
  * @returns The file's bytes, or its text when an encoding is given.
  */
 export function smartRead(path: PathOrFd, options?: SmartReadOptions | BufferEncoding | null): Promise<string | Buffer>;
-export async function smartRead(path: PathOrFd, options?: SmartReadOptions | BufferEncoding | null): Promise<string | Buffer> {
-  const common = commonOptions(options, smartRead);
+export function smartRead(path: PathOrFd, options?: SmartReadOptions | BufferEncoding | null): Promise<string | Buffer> {
+  // Not an async function itself: the common call (no root of its own) returns perform()'s
+  // promise, without a second async frame to settle. Whatever throws here rejects.
+  let common: Common | undefined;
   try {
+    common = commonOptions(options, smartRead);
     // As fs.promises.readFile: an aborted signal wins over an invalid path or flag.
     if (common.signal?.aborted) throw abortError(common.signal, smartRead);
-    return await perform(request(path, common, smartRead), path, smartRead);
-  } finally {
-    if (common.ownsRoot) common.root!.release();
+    const read = perform(request(path, common, smartRead), path, smartRead);
+    if (!common.ownsRoot) return read;
+    const root = common.root!;
+    return read.finally(() => root.release());
+  } catch (err) {
+    if (common?.ownsRoot) common.root!.release();
+    return Promise.reject(err);
   }
 }
 
