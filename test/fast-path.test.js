@@ -6,7 +6,7 @@ const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { pageCacheResidency, smartRead, readMany, engineInfo, tuning, setTuning } = require('smartread');
+const { pageCacheResidency, smartRead, smartReadSync, readMany, engineInfo, tuning, setTuning } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, writePattern, assertSameBytes, errorFacts, setUpAsyncEngines, runToEnd, evictCompletely,
   skipUnlessAvailable, countLoopTurns, spendTheTurnOnEachRead,
@@ -140,6 +140,24 @@ test('hundreds of small fast-path results kept alive at once each hold their own
     const expected = fs.readFileSync(files[i]);
     if (i > 0) assertSameBytes(results[i], expected, `readMany ${files[i]}`);
     assertSameBytes(one[i], expected, `smartRead ${files[i]}`);
+  }
+});
+
+// docs/reading.md: a result of up to 4 KiB is a view into a slab of 32 KiB, which it keeps
+// alive; a larger one has its memory to itself.
+test('a small result keeps at most a 32 KiB slab alive; a larger one owns its memory', async () => {
+  const small = writePattern(path.join(tempDirs.disk, 'slab-small'), 4 * KiB);
+  const larger = writePattern(path.join(tempDirs.disk, 'slab-larger'), 4 * KiB + 1);
+  for (const read of [smartReadSync, smartRead]) {
+    const kept = [];
+    for (let i = 0; i < 20; i++) kept.push(await read(small));
+    for (const buf of kept) {
+      assertSameBytes(buf, fs.readFileSync(small), read.name);
+      assert.ok(buf.buffer.byteLength <= 32 * KiB, `${read.name}: a 4 KiB result keeps ${buf.buffer.byteLength} bytes alive`);
+    }
+    const own = await read(larger);
+    assert.equal(own.byteOffset, 0, read.name);
+    assert.equal(own.buffer.byteLength, own.length, read.name);
   }
 });
 

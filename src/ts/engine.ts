@@ -35,7 +35,7 @@ export const kElsewhereRunMax = 256;
 // Small results share a slab, as Node's own small Buffers share Buffer.poolSize: a view costs
 // far less than a Buffer of its own (one malloc, and one free on a sweeper thread, per read).
 // As with Buffer.allocUnsafe, a small result keeps its slab alive while it lives.
-const kPoolSize = 16 * 1024;
+const kPoolSize = 32 * 1024;
 const kPooledMax = 4096;
 // cachedReadBatch's marks for a path that was not a hit, and for one past the end of the run
 // (the run's copies had used up the fast path's budget).
