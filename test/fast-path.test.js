@@ -224,6 +224,20 @@ test("a FIFO under 'auto' is read off the event loop: a waiting writer's bytes, 
   assert.ok(facts.ticksWhileWaiting > 0, 'the event loop ran while the read waited for a writer');
 });
 
+// Turns files[0..5] (regular files, files[0] of `size` bytes) into each kind of change a name
+// read before can meet: other bytes of the same size, grown, shrunk, gone, a directory, a FIFO.
+async function changeEachKind(files, size) {
+  fs.writeFileSync(files[0], Buffer.alloc(size, 0x7a));
+  fs.writeFileSync(files[1], Buffer.alloc(size + 5000, 0x7a));
+  fs.writeFileSync(files[2], Buffer.alloc(3, 0x7a));
+  fs.rmSync(files[3]);
+  fs.rmSync(files[4]);
+  fs.mkdirSync(files[4]);
+  fs.rmSync(files[5]);
+  const made = await runToEnd('mkfifo', [files[5]]);
+  assert.equal(made.code, 0, made.stderr);
+}
+
 // readMany reads names that held small regular files last time in io_uring batches, with no
 // fstat between open and read: whatever a name became since must still read as node:fs reads it.
 test('readMany after the files changed: new bytes of the same size, grown, shrunk, gone, a directory, a FIFO', async () => {
@@ -239,15 +253,7 @@ test('readMany after the files changed: new bytes of the same size, grown, shrun
       const results = await readMany(files);
       files.forEach((file, i) => assertSameBytes(results[i], fs.readFileSync(file), `${kind}: ${file}, round ${round}`));
     }
-    fs.writeFileSync(files[0], Buffer.alloc(100, 0x7a));
-    fs.writeFileSync(files[1], Buffer.alloc(5000, 0x7a));
-    fs.writeFileSync(files[2], Buffer.alloc(3, 0x7a));
-    fs.rmSync(files[3]);
-    fs.rmSync(files[4]);
-    fs.mkdirSync(files[4]);
-    fs.rmSync(files[5]);
-    const made = await runToEnd('mkfifo', [files[5]]);
-    assert.equal(made.code, 0, made.stderr);
+    await changeEachKind(files, 100);
     // The FIFO's writer comes once the read has begun: the read must wait for it, off the loop.
     const writer = setTimeout(() => runToEnd('sh', ['-c', 'printf from-the-writer > "$0"', files[5]]), 200);
     const results = await readMany(files, { settle: true });
@@ -285,15 +291,7 @@ test('smartRead after the files changed: new bytes of the same size, grown, shru
     for (let round = 0; round < 2; round++) {
       for (const file of files) assertSameBytes(await smartRead(file), fs.readFileSync(file), `${kind}: ${file}, round ${round}`);
     }
-    fs.writeFileSync(files[0], Buffer.alloc(3000, 0x7a));
-    fs.writeFileSync(files[1], Buffer.alloc(3001 + 5000, 0x7a));
-    fs.writeFileSync(files[2], Buffer.alloc(3, 0x7a));
-    fs.rmSync(files[3]);
-    fs.rmSync(files[4]);
-    fs.mkdirSync(files[4]);
-    fs.rmSync(files[5]);
-    const made = await runToEnd('mkfifo', [files[5]]);
-    assert.equal(made.code, 0, made.stderr);
+    await changeEachKind(files, 3000);
     fs.rmSync(files[6]);
     fs.symlinkSync('/dev/null', files[6]);
     for (let i = 0; i < files.length; i++) {
