@@ -53,26 +53,6 @@ Fit FitsFastPath(const struct stat& st, uint64_t max_size) {
 
 enum class Outcome { kHit, kMiss, kTooLarge, kFailed, kJsException };
 
-// The largest file the fast path reads without fstat when it read its name before (as
-// smartReadSync does, sync_read.cc): past it, the syscall saved is nothing next to the copy.
-constexpr uint64_t kAsBeforeMax = uint64_t{1} << 20;
-
-// A name the fast path read before, as the regular file of `size` bytes it was then: one preadv2
-// at offset 0 of `size` bytes and one more byte aside, with RWF_NOWAIT, no fstat. True when it
-// gave exactly `size` bytes and nothing past them: the whole file, as fstat and a read would
-// have found it. Anything else (another size, not all of it in memory, an error, tmpfs now:
-// EOPNOTSUPP, a FIFO put in its place: ESPIPE, nothing consumed) is false, and the caller looks
-// at the file with fstat and reads it from the start.
-bool ReadAsBefore(int fd, uint8_t* data, uint64_t size) {
-  uint8_t past;
-  iovec iov[2] = {{data, static_cast<size_t>(size)}, {&past, 1}};
-  ssize_t n;
-  do {
-    n = preadv2(fd, iov, 2, 0, RWF_NOWAIT);
-  } while (n < 0 && errno == EINTR);
-  return n == static_cast<ssize_t>(size);
-}
-
 // Room for a small result, in a slab the caller returns it from (data nullptr: none).
 struct SmallDest {
   uint8_t* data = nullptr;
@@ -100,7 +80,7 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
   // number may name another directory on the next call.
   const bool remember = !confinement.confined();
   uint64_t known_size = 0;
-  const bool read_before = remember && hints.ReadBefore(path, &known_size);
+  const bool read_before = remember && hints.BatchableSize(path, &known_size);
   const bool known_regular = read_before || (remember && hints.KnownRegular(path));
   if (!known_regular) {
     how.flags = static_cast<uint64_t>(O_PATH | O_CLOEXEC | (flags & (O_NOFOLLOW | O_DIRECTORY)));
@@ -128,7 +108,7 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     return Outcome::kFailed;
   }
   DestBuffer dest;
-  if (read_before && known_size > 0 && known_size <= max_size && known_size <= kAsBeforeMax) {
+  if (read_before && known_size > 0 && known_size <= max_size && known_size <= kReadAsBeforeMax) {
     const bool pool = small.data != nullptr && known_size <= small.capacity;
     if (pool) {
       dest.data = small.data;
@@ -137,7 +117,8 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
       return Outcome::kJsException;
     }
     if (!pool && !dest.in_place) FaultInIfFresh(dest.data, static_cast<size_t>(known_size));
-    if (ReadAsBefore(fd, dest.data, known_size)) {
+    // RWF_NOWAIT: a hit only when it is all in memory; tmpfs now (EOPNOTSUPP) is looked at.
+    if (ReadAsBefore(fd, dest.data, static_cast<size_t>(known_size), RWF_NOWAIT)) {
       close(fd);
       *size_out = known_size;
       if (pool) {

@@ -22,15 +22,9 @@ class FastPathHints {
   // hashes; a collision only skips the look.
   bool KnownRegular(const char* path) const { return regular_.count(Hash(path)) != 0; }
   // The size of a name the fast path last read as a regular file on a filesystem that honours
-  // RWF_NOWAIT (not tmpfs or ramfs: a name found there is not read without fstat, as the
-  // filesystem it names now, perhaps one that waits for a device, is only known from fstat);
-  // false for any other (smartReadSync's NoteSize does not know the filesystem).
-  bool ReadBefore(const char* path, uint64_t* size) const {
-    const auto found = regular_.find(Hash(path));
-    if (found == regular_.end() || !found->second.batchable) return false;
-    *size = found->second.size;
-    return true;
-  }
+  // RWF_NOWAIT: readMany batches it, and the fast path reads it without fstat (not one found on
+  // tmpfs or ramfs: what the name is now, perhaps a file on a filesystem that waits for a
+  // device, only fstat would tell). False for any other (NoteSize does not know the filesystem).
   bool BatchableSize(const char* path, uint64_t* size) const {
     const auto found = regular_.find(Hash(path));
     if (found == regular_.end() || !found->second.batchable) return false;

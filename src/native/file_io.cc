@@ -47,12 +47,21 @@ int OpenForRead(const char* path, int flags, const Confinement& confinement) {
   return OpenAt2(dirfd, path, &how);
 }
 
+bool ReadAsBefore(int fd, uint8_t* data, size_t size, int rwf_flags) {
+  uint8_t past;
+  iovec iov[2] = {{data, size}, {&past, 1}};
+  ssize_t n;
+  do {
+    n = preadv2(fd, iov, 2, 0, rwf_flags);
+  } while (n < 0 && errno == EINTR);
+  return n == static_cast<ssize_t>(size);
+}
+
 int OpenAt2(int dirfd, const char* path, const open_how* how) {
-  const bool scoped = (how->resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)) != 0 &&
-                      (how->resolve & RESOLVE_CACHED) == 0;
+  const bool retries = RetriesOnEagain(how->resolve);
   for (int attempt = 0;; attempt++) {
     const int fd = static_cast<int>(syscall(SYS_openat2, dirfd, path, how, sizeof *how));
-    if (fd >= 0 || errno != EAGAIN || !scoped || attempt + 1 >= kScopedOpenAttempts) return fd;
+    if (fd >= 0 || errno != EAGAIN || !retries || attempt + 1 >= kScopedOpenAttempts) return fd;
   }
 }
 

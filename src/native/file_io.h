@@ -31,8 +31,12 @@ Confinement ConfinementFromJs(const Napi::CallbackInfo& info, size_t index);
 // Returns the fd, or -1 with errno set.
 int OpenForRead(const char* path, int flags, const Confinement& confinement);
 
-// How often a confined open is tried while the kernel answers EAGAIN (see OpenAt2).
+// How often a confined open is tried while the kernel answers EAGAIN (see OpenAt2), and which
+// opens are: those confined by RESOLVE_BENEATH or RESOLVE_IN_ROOT, but not RESOLVE_CACHED ones.
 constexpr int kScopedOpenAttempts = 64;
+inline bool RetriesOnEagain(uint64_t resolve) {
+  return (resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)) != 0 && (resolve & RESOLVE_CACHED) == 0;
+}
 
 // openat2(2). A lookup confined by RESOLVE_BENEATH or RESOLVE_IN_ROOT that walks through ".."
 // fails with EAGAIN whenever any rename or mount anywhere on the system raced with it, as the
@@ -41,6 +45,17 @@ constexpr int kScopedOpenAttempts = 64;
 // tried again, up to kScopedOpenAttempts times in all; with RESOLVE_CACHED, EAGAIN means "not in
 // memory" and is returned at once. Returns the fd, or -1 with errno set.
 int OpenAt2(int dirfd, const char* path, const open_how* how);
+
+// A name that held a regular file of `size` bytes when last read, read as if it still did, with
+// no fstat: one preadv2 (with `rwf_flags`) at offset 0 of `size` bytes into `data` and one byte
+// more aside. True when it gave exactly `size` bytes and nothing past them: the whole file, as
+// fstat and a read would have found it. Anything else (another size, an error, a FIFO, socket or
+// terminal put in its place: ESPIPE, nothing consumed) is false, with nothing read that counts:
+// the caller reads the fd from the start, as for a name it does not know.
+bool ReadAsBefore(int fd, uint8_t* data, size_t size, int rwf_flags);
+// The largest file smartReadSync and the fast path read so: past it, the fstat saved is nothing
+// next to the copy.
+constexpr uint64_t kReadAsBeforeMax = uint64_t{1} << 20;
 
 // Reads until `length` bytes or EOF, from `offset` (-1: the fd's position, which advances, as
 // read(2) does) with preadv2 flags (RWF_NOWAIT: fail with EAGAIN rather than wait); returns the

@@ -62,19 +62,10 @@ Failure ReadToEof(napi_env env, Instance& instance, int fd, napi_value* out) {
   return {};
 }
 
-// The largest file read without fstat by ReadAsBefore: past it, the fstat saved is nothing
-// next to the copy.
-constexpr uint64_t kAsBeforeMax = uint64_t{1} << 20;
-
-// A name that held a regular file of `size` bytes when last read is read as if it still did:
-// one preadv2 at offset 0 of `size` bytes into the result and one more byte aside, no fstat.
-// Exactly `size` bytes and nothing past them is the whole file, as node:fs (which reads the
-// size fstat gives) would have read it. Anything else (another size, an error, a file that
-// cannot be read at an offset, which is what a FIFO, socket or terminal put in its place is:
-// ESPIPE, with nothing consumed) returns false with nothing read that counts: the caller reads
-// the fd from the start, as for a name it does not know.
-bool ReadAsBefore(napi_env env, Instance& instance, int fd, uint64_t size, PoolSlot pool,
-                  napi_value* out) {
+// ReadAsBefore (file_io.h) into the result: a slot of the pool, or a new Buffer. False when the
+// name no longer holds the file it did, with nothing read that counts.
+bool ReadResultAsBefore(napi_env env, Instance& instance, int fd, uint64_t size, PoolSlot pool,
+                        napi_value* out) {
   DestBuffer dest;
   const bool pooled = pool.offset >= 0 && size <= Instance::kPooledMax &&
                       static_cast<uint64_t>(pool.offset) + size <= instance.pool_length;
@@ -86,13 +77,7 @@ bool ReadAsBefore(napi_env env, Instance& instance, int fd, uint64_t size, PoolS
     return false;
   }
   if (!pooled && !dest.in_place) FaultInIfFresh(dest.data, static_cast<size_t>(size));
-  uint8_t past;
-  iovec iov[2] = {{dest.data, static_cast<size_t>(size)}, {&past, 1}};
-  ssize_t n;
-  do {
-    n = preadv2(fd, iov, 2, 0, 0);
-  } while (n < 0 && errno == EINTR);
-  if (n != static_cast<ssize_t>(size)) return false;
+  if (!ReadAsBefore(fd, dest.data, static_cast<size_t>(size), 0)) return false;
   if (pooled) return napi_create_uint32(env, static_cast<uint32_t>(size), out) == napi_ok;
   *out = dest.value;
   return true;
@@ -143,8 +128,8 @@ Napi::Value ReadFileSync(const Napi::CallbackInfo& info, Instance& instance) {
     const bool plain = !confinement.confined() && flags == O_RDONLY;
     FastPathHints& hints = instance.fast_path;
     uint64_t known = 0;
-    if (plain && hints.KnownSize(path.c_str(), &known) && known <= kAsBeforeMax &&
-        ReadAsBefore(env, instance, fd, known, pool, &result)) {
+    if (plain && hints.KnownSize(path.c_str(), &known) && known <= kReadAsBeforeMax &&
+        ReadResultAsBefore(env, instance, fd, known, pool, &result)) {
       close(fd);
       return Napi::Value(env, result);
     }

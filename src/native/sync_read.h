@@ -31,7 +31,7 @@ Failure ReadWholeFd(napi_env env, Instance& instance, int fd, bool own_fd, bool 
 // (-1: do not pool) is read there; the caller returns a view of the pool.
 // A user fd is read from its position and left open; a path is opened with O_CLOEXEC and
 // closed before returning. A path read before as a small regular file is read without fstat
-// (see ReadAsBefore in sync_read.cc).
+// (ReadAsBefore, file_io.h).
 Napi::Value ReadFileSync(const Napi::CallbackInfo& info, Instance& instance);
 
 }  // namespace smartread

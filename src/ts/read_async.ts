@@ -11,6 +11,8 @@ import { Root, type ConfineOptions } from './confine';
 import { fastPathTurnMs, tuning } from './tuning';
 import { turnSpent, waitForNextTurn } from './turn_clock';
 
+const { O_RDONLY } = constants;
+
 /** smartRead's options: fs.promises.readFile's, a root to read beneath, and the engine. */
 export interface SmartReadOptions extends ReadFileOptions, ConfineOptions {
   /** The engine: 'auto' (the default) chooses; the others force one, or fail where it is missing. */
@@ -114,8 +116,6 @@ export function request(path: unknown, common: Common, caller: Function): Reques
   const flags = common.flag === undefined ? O_RDONLY : stringToFlags(common.flag || 'r', caller);
   return { engine: common.engine, target, flags, encoding: common.encoding, signal: common.signal, root: common.root };
 }
-
-const { O_RDONLY } = constants;
 
 let nextId = 1;
 

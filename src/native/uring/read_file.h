@@ -67,8 +67,7 @@ class FileRead final : public OpOwner {
   // Whether an open that failed with EAGAIN is tried again: a confined one (not RESOLVE_CACHED),
   // up to kScopedOpenAttempts times in all, while the read is going.
   bool RetriesOpen() {
-    const bool scoped = (how_.resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)) != 0 && (how_.resolve & RESOLVE_CACHED) == 0;
-    return confinement_.confined() && scoped && Going() && ++open_attempts_ < kScopedOpenAttempts;
+    return confinement_.confined() && RetriesOnEagain(how_.resolve) && Going() && ++open_attempts_ < kScopedOpenAttempts;
   }
   // Neither failed, nor cancelled, nor cut short by the environment's teardown.
   bool Going() const { return !failure_.failed() && !cancelled_ && !ring_->closing(); }
