@@ -4,7 +4,7 @@ import { abortError, failureToError, invalidArgValue, outOfRange, strategyUnavai
 import { getOptions, getValidatedPath, isFd, pathList, stringToFlags, type PathList, type PathOrFd, type ReadFileOptions } from './args';
 import { constants, statSync } from 'node:fs';
 import { originalReadFile } from './fs_originals';
-import type { RawFailure, RawResult } from './native';
+import { isRawFailure, type RawFailure, type RawResult } from './native';
 import { kCachedRunMax, kElsewhereRunMax, kRunMiss, loadReport } from './engine';
 import { countFastPath, recordRead, timing, type ServedBy } from './metrics';
 import { Root, type ConfineOptions } from './confine';
@@ -185,8 +185,8 @@ function untilAborted<T>(pending: Promise<T>, signal: AbortSignal, stop: () => v
 
 // The caller's result from an engine's raw one: the bytes (decoded if asked), or the error.
 function shape(raw: RawResult, req: Request, path: unknown, caller: Function, namePath = false): Buffer | string {
-  if ((raw as RawFailure).errno !== undefined) {
-    const err = failureToError(raw as RawFailure, path, req.target, caller, namePath);
+  if (isRawFailure(raw)) {
+    const err = failureToError(raw, path, req.target, caller, namePath);
     throw req.root ? req.root.explainError(err, path) : err;
   }
   // Like node:fs, an encoding of 'buffer' passes validation and then fails in toString().
@@ -261,7 +261,7 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
       if (endUse) pending.then(endUse, endUse);
       raw = signal ? await untilAborted(pending, signal, () => engine.cancel?.(id), caller) : await pending;
     }
-    const namePath = (raw as RawFailure).errno !== undefined && await readErrorNamesPath(raw as RawFailure, target);
+    const namePath = isRawFailure(raw) && await readErrorNamesPath(raw, target);
     const value = shape(raw, req, path, caller, namePath);
     recordRead(by, path, value, started);
     return value;

@@ -4,7 +4,7 @@ import { engine, loadReport } from './engine';
 import { recordRead, timing } from './metrics';
 import { failureToError, outOfRange } from './errors';
 import { getOptions, getValidatedPath, isFd, stringToFlags, type PathOrFd, type ReadFileOptions } from './args';
-import type { RawFailure } from './native';
+import { isRawFailure } from './native';
 import { rootOf } from './read_async';
 import type { ConfineOptions } from './confine';
 
@@ -45,8 +45,8 @@ export function smartReadSync(path: PathOrFd, options?: (ReadFileOptions & Confi
     let value: string | Buffer;
     if (options === undefined && typeof path === 'string') {
       const result = engine.readFileSync(path, O_RDONLY, true);
-      if ((result as RawFailure).errno !== undefined) throw failureToError(result as RawFailure, path, path, smartReadSync);
-      value = result as Buffer;
+      if (isRawFailure(result)) throw failureToError(result, path, path, smartReadSync);
+      value = result;
     } else {
       value = readSyncWithOptions(path, options);
     }
@@ -95,8 +95,8 @@ function readSyncWithOptions(path: unknown, options: unknown): string | Buffer {
     endUse?.();
     if (ownsRoot) root!.release();
   }
-  if ((result as RawFailure).errno !== undefined) {
-    const err = failureToError(result as RawFailure, path, target, smartReadSync);
+  if (isRawFailure(result)) {
+    const err = failureToError(result, path, target, smartReadSync);
     throw root ? root.explainError(err, path) : err;
   }
   // Like node:fs, an encoding of 'buffer' passes validation and then fails in toString().
