@@ -25,7 +25,7 @@ test('the defaults, and setTuning() refusing what is not a threshold or out of r
   assert.deepEqual(defaults, {
     fastPathBudgetUs: 500, copyRateMBps: 8000, uringChunk: 2 * MiB, uringInFlight: os.availableParallelism() <= 2 ? 4 : 8, uringAsyncFrom: 512 * KiB,
     // From 128 KiB where V8 scavenges for young Buffers' bytes (Node 20 and 22), else 8 MiB.
-    blockPoolFrom: Number(process.versions.v8.split('.')[0]) < 13 ? 128 * KiB : 8 * MiB,
+    blockPoolFrom: Number(process.versions.v8.split('.')[0]) < 13 ? 64 * KiB : 8 * MiB,
     blockPoolMaxBytes: 256 * MiB, blockPoolIdleMs: 3000,
     readManyThreads: Math.max(0, Math.min(os.availableParallelism() - 1, 3)),
   });

@@ -101,8 +101,9 @@ class BlockPool : public std::enable_shared_from_this<BlockPool> {
   bool Wrap(napi_env env, const Block& block, size_t length, napi_value* out);
   // Takes back the blocks of lent Buffers that V8 has collected. JS thread.
   void Reclaim(napi_env env);
-  // Has V8 scavenge first if its young results hold many external bytes, then Reclaim()s.
-  void CollectYoungIfDue(napi_env env);
+  // Has V8 scavenge first if its young results hold many external bytes (looked at once per
+  // MiB lent), then Reclaim()s if anything was collected since the last look.
+  void CollectYoungIfDue(napi_env env, size_t length);
   void Return(const Block& block, bool lent);
   // With the lock held: releases idle blocks unused for idle_ms, and the oldest ones while the
   // pool holds more than max_bytes.
@@ -125,6 +126,10 @@ class BlockPool : public std::enable_shared_from_this<BlockPool> {
   std::vector<Idle> idle_;
   // Loans whose ArrayBuffer may still be alive (JS thread only).
   std::vector<Loan*> watched_;
+  // A one-byte ArrayBuffer held weakly: gone once V8 has collected since the loans were last
+  // looked at. Bytes lent since V8 was last made to look at its young external bytes.
+  napi_ref collected_ = nullptr;
+  uint64_t lent_since_poke_ = 0;
   BlockPoolStats stats_;
   bool closed_ = false;
 };
