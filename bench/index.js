@@ -41,6 +41,15 @@
 // - While an async driver's timed operations run, monitorEventLoopDelay watches the event loop
 //   (loop_stall.js): the longest stall and the worst p99 are the "loop max/p99 ms" column. A
 //   sync driver blocks the loop for each whole read, which its latencies already say.
+// - Node's drivers of one file or many files are timed in a process of their own too (the
+//   runner: peer_runner.js under this node), started once per run, as Bun's and Deno's are.
+//   Timed in this process, which holds the run's results and the peers' samples, the same
+//   reads paid for its heap: in a --peers run of warm-64k (6 rounds) V8 ran 450 mark-compacts
+//   here besides the forced ones, 3 in the runner; smartRead auto went from 65k reads/s in the
+//   first round to 36-37k from the fourth, its loop stalls up to 3.7 ms (p99 3.0), where in
+//   the runner it held 56-60k in every round, stalls up to 1.5 ms (p99 0.6). Their results are
+//   still checked here, byte for byte; --in-process times them here as before. The
+//   random-reads drivers, whose context holds open handles, run here.
 // - With --peers, Bun's and Deno's readers and a C loop are drivers too (peers.js). Each peer
 //   is a process of its own, which runs the same timing loop (timing.js) on its side and sends
 //   the samples back; its result is checked by a digest per file instead of the bytes. Its
@@ -74,7 +83,7 @@ const { poolResources } = require('./resources');
 const report = require('./report');
 const { timeOperations, runTiming, MIN_SAMPLES, WARMUP_MS, COLD_OPERATIONS_PER_ROUND } = require('./timing');
 const { svgChart } = require('./chart');
-const { preparePeers, cacheDir, writePathsFile, digestMismatch } = require('./peers');
+const { preparePeers, cacheDir, writePathsFile, digestMismatch, startPeer, tinybenchUrl, RUNNER } = require('./peers');
 const { peerComparisons } = require('./comparisons');
 
 const DEFAULT_RESULTS_DIR = path.join(__dirname, 'results');
@@ -96,6 +105,8 @@ const usage = `usage: node bench/index.js [options]
   --peers          also Bun's and Deno's readers and a C loop as drivers: bun and deno from
                    the npm registry, installed on first use into ${cacheDir()}
                    ($SMARTREAD_BENCH_CACHE), and the C loop compiled there with cc ($CC)
+  --in-process     time Node's drivers in this process instead of a child of their own (see
+                   the header of bench/index.js for why the child is the default)
   --filter REGEX   only trials whose name matches, e.g. 'warm-(4k|1m)$' or 'tree'
   --time MS        time per driver per round, at least (cold trials run
                    ${COLD_OPERATIONS_PER_ROUND} operations per round instead)
@@ -134,6 +145,7 @@ function parseOptions(argv) {
         tree: { type: 'string' },
         corpus: { type: 'string' },
         peers: { type: 'boolean' },
+        'in-process': { type: 'boolean' },
         filter: { type: 'string' },
         time: { type: 'string' },
         rounds: { type: 'string' },
@@ -188,6 +200,7 @@ function parseOptions(argv) {
     treeFiles: positive('tree', values.tree, DEFAULT_TREE_FILES, true),
     corpus: values.corpus ?? DEFAULT_CORPUS,
     peers: Boolean(values.peers),
+    inProcess: Boolean(values['in-process']),
     json: values.json ?? null,
     out: values.out ?? DEFAULT_RESULTS_DIR,
     devices: Boolean(values.devices),
@@ -291,8 +304,10 @@ async function verifyDrivers(trial, ctx, active, baseline, pathsDir) {
  */
 async function timeDriver(trial, ctx, driver, options) {
   const timing = runTiming({ cold: trial.cold, time: options.time, rounds: options.rounds });
-  // A peer runs the same loop in its own process (peer_runner.js, c_read_loop.c).
+  // A peer runs the same loop in its own process (peer_runner.js, c_read_loop.c), and so do
+  // Node's drivers, in the runner, where it runs.
   if (driver.remote) return driver.remote.time(driver.reader, timing, trial.cold);
+  if (runsInRunner(trial, options)) return options.runner.time(`driver:${encodeURIComponent(driver.name)}`, timing, trial.cold);
   // tinybench is ESM only; import() loads it on every node 20, require() only from 20.19.
   const { Bench } = await import('tinybench');
   return timeOperations({
@@ -305,6 +320,11 @@ async function timeDriver(trial, ctx, driver, options) {
     collectGarbage: globalThis.gc,
     loopStall: driver.async ? {} : null,
   });
+}
+
+/** Whether this trial's Node drivers are timed in the runner: those of one file or many. */
+function runsInRunner(trial, options) {
+  return options.runner !== null && (trial.shape === 'file' || trial.shape === 'files');
 }
 
 async function runTrial(trial, ctx, candidates, options) {
@@ -320,6 +340,11 @@ async function runTrial(trial, ctx, candidates, options) {
   const errors = await verifyDrivers(trial, ctx, active, baseline, options.pathsDir);
   progress(errors.size === 0 ? ' every result matches\n' : '\n');
   for (const [driver, error] of errors) progress(`    ${driver.name}: ${error}\n`);
+  if (runsInRunner(trial, options)) {
+    const pathsFile = writePathsFile(path.join(options.pathsDir, 'paths'), ctx.paths);
+    const evict = trial.beforeEach ? (checkAll) => trial.beforeEach(ctx, checkAll) : null;
+    await options.runner.setContext({ shape: trial.shape, consumeAll: Boolean(trial.consumeAll), pathsFile, evict });
+  }
   const runs = new Map(active.map((d) => [d, []]));
   for (let round = 0; round < options.rounds; round++) {
     const order = round % 2 === 0 ? active : [...active].reverse();
@@ -339,14 +364,14 @@ async function runTrial(trial, ctx, candidates, options) {
     }
     progress('\n');
   }
-  return summarizeTrial(trial, candidates, runs, errors);
+  return summarizeTrial(trial, candidates, runs, errors, options);
 }
 
 function skippedTrial(trial, reason) {
   return { name: trial.name, shape: trial.shape, bytes: trial.bytes, files: trial.files, cold: Boolean(trial.cold), skipped: reason, drivers: [] };
 }
 
-function summarizeTrial(trial, candidates, runs, errors) {
+function summarizeTrial(trial, candidates, runs, errors, options) {
   // The pooled figures, and those of each round, of a driver that ran without error.
   const figures = (driver) => {
     if (!driver || errors.has(driver) || !runs.has(driver)) return null;
@@ -371,6 +396,8 @@ function summarizeTrial(trial, candidates, runs, errors) {
         reference: Boolean(driver.reference),
         async: Boolean(driver.async),
         peer: driver.peer ?? null,
+        // Which process timed it: a peer's own, Node's runner, or the bench's.
+        timedIn: driver.remote !== undefined ? 'peer' : runsInRunner(trial, options) ? 'runner' : 'bench',
       };
       if (available !== true) return { ...identity, skipped: available };
       if (errors.has(driver)) return { ...identity, error: errors.get(driver) };
@@ -518,19 +545,31 @@ async function main(options) {
   if (options.devices) targets.push(...deviceTargets(process.env[DEVICES_ENV]).map((d) => ({ ...describeTarget(d.dir), ...d })));
 
   let peers = null;
-  let pathsDir = null;
+  let runner = null;
   if (options.peers) {
     progress(`peers: in ${cacheDir()}\n`);
     peers = await preparePeers({ progress });
-    // Where each trial's paths are written for the peers to read.
-    pathsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'smartread-bench-peers-'));
-    scratchDirs.add(pathsDir);
   }
+  if (!options.inProcess) runner = await startRunner();
+  // Where each trial's paths are written for the runner and the peers to read.
+  const pathsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'smartread-bench-peers-'));
+  scratchDirs.add(pathsDir);
   try {
-    await runAll({ options: { ...options, pathsDir }, startedAt, started, machine, targets, trials, allTrials, corpus, peers });
+    await runAll({ options: { ...options, pathsDir, runner }, startedAt, started, machine, targets, trials, allTrials, corpus, peers });
   } finally {
-    await peers?.close();
+    await Promise.all([peers?.close(), runner?.close()]);
   }
+}
+
+/**
+ * Node's runner: this node running peer_runner.js with --expose-gc and no other flag of this
+ * process's (one that writes to stdout, as --trace-gc does, would break the protocol).
+ */
+async function startRunner() {
+  const args = ['--expose-gc', RUNNER, tinybenchUrl()];
+  const runner = await startPeer('Node runner', process.execPath, args, {});
+  progress(`node's drivers: timed in a child process of their own (pid ${runner.child.pid})\n`);
+  return runner;
 }
 
 async function runAll({ options, startedAt, started, machine, targets, trials, allTrials, corpus, peers }) {
@@ -577,6 +616,8 @@ async function runAll({ options, startedAt, started, machine, targets, trials, a
   for (const s of skipped) console.log(`skipped: ${s.driver.name}: ${s.available}`);
   console.log(`loop:     ${report.describeLoopFloor(loopFloor)}`);
   console.log(`engine:   ${report.describeEngine(engine)}`);
+  const runnerInfo = options.runner ? { runtime: options.runner.ready.runtime, version: options.runner.ready.version, pid: options.runner.child.pid } : null;
+  console.log(`timing:   ${report.describeTiming({ runner: runnerInfo })}`);
   console.log(`peers:    ${report.describePeers(peers?.info ?? null)}`);
   console.log(`machine:  ${report.describeMachine(machine)}`);
   console.log(`run time: ${report.formatDuration(durationMs)}`);
@@ -595,6 +636,7 @@ async function runAll({ options, startedAt, started, machine, targets, trials, a
       treeFiles: options.treeFiles,
       corpus: options.corpus,
       peers: options.peers,
+      inProcess: options.inProcess,
       full: options.full,
       filter: options.filter ? options.filter.source : null,
       timeMs: options.time,
@@ -607,6 +649,7 @@ async function runAll({ options, startedAt, started, machine, targets, trials, a
     machine,
     engine,
     peers: peers?.info ?? null,
+    runner: runnerInfo,
     loopFloor,
     drivers: driverStatus.map((s) => ({
       name: s.driver.name,

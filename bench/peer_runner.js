@@ -6,7 +6,7 @@
 //
 //   bun peer_runner.js TINYBENCH_URL
 //   deno run -A --v8-flags=--expose-gc peer_runner.js TINYBENCH_URL
-//   node --expose-gc peer_runner.js TINYBENCH_URL
+//   node --expose-gc peer_runner.js TINYBENCH_URL   (the bench's own drivers: see readerNamed)
 //
 // TINYBENCH_URL: the bench's own tinybench (its file URL), so that every runtime runs the same
 // copy. The protocol, which c_read_loop.c speaks too: one command a line on stdin, one JSON
@@ -52,7 +52,23 @@ const readers = {
   freshCopy: { isAsync: false, read: noRead.freshCopy() },
 };
 
+// Under Node, the bench's own drivers (drivers.js) too, by name, so that Node's readers are
+// timed in a process of their own as Bun's and Deno's are (index.js says why): 'driver:' and
+// the driver's name, URI-encoded (names hold spaces). Loaded on first use: only Node has them.
+const DRIVER_PREFIX = 'driver:';
+function benchDriver(name) {
+  if (runtime !== 'node') throw new Error(`the bench's drivers run under node; this is ${runtime}`);
+  const { drivers } = require('./drivers');
+  const driver = drivers.find((d) => d.name === name);
+  if (!driver) throw new Error(`no bench driver ${name}`);
+  if (driver.shape !== 'file' && driver.shape !== 'files') throw new Error(`${name}: a driver of shape ${driver.shape} runs in the bench's process`);
+  const available = driver.available();
+  if (available !== true) throw new Error(`${name}: ${available}`);
+  return { isAsync: Boolean(driver.async), driver };
+}
+
 function readerNamed(name) {
+  if (name.startsWith(DRIVER_PREFIX)) return benchDriver(decodeURIComponent(name.slice(DRIVER_PREFIX.length)));
   const reader = readers[name];
   if (!reader) throw new Error(`no reader ${name}; the readers: ${Object.keys(readers).join(', ')}`);
   if (reader.runtime && reader.runtime !== runtime) throw new Error(`${name} needs ${reader.runtime}; this is ${runtime}`);
@@ -63,6 +79,11 @@ function readerNamed(name) {
 function operationOf(reader, context) {
   if (!context) throw new Error('no context: send context first');
   const { paths, shape } = context;
+  // A bench driver takes what its trials give it: one path, or the list.
+  if (reader.driver) {
+    if (reader.driver.shape !== shape) throw new Error(`${reader.driver.name} reads ${reader.driver.shape}, not ${shape}`);
+    return shape === 'file' ? () => reader.driver.read(paths[0]) : () => reader.driver.read(paths);
+  }
   if (shape === 'file') return () => reader.read(paths[0]);
   if (!reader.isAsync) return () => paths.map((path) => reader.read(path));
   return () => readAllInFlight(paths, IN_FLIGHT, reader.read);

@@ -286,6 +286,13 @@ function describePeers(info) {
   return `${each.join(', ')}; installed in ${info.cacheDir}, ready in ${formatNumber(info.setupMs / 1000)} s`;
 }
 
+/** Where Node's drivers were timed (index.js's runner, or --in-process), as one line. */
+function describeTiming(document) {
+  if (!document.runner) return "Node's drivers timed in the bench's own process (--in-process)";
+  return `Node's drivers of one file or many timed in a child process of their own (node ${document.runner.version}, `
+    + "--expose-gc bench/peer_runner.js), as the peers' are; random reads in the bench's own";
+}
+
 function describeMachine(m) {
   return `${m.cpu}, ${m.cores} cores, ${m.kernel}, node ${m.node}, transparent hugepages: ${m.transparentHugepages}, 1-min load before the run ${m.loadAverage1m}`;
 }
@@ -307,6 +314,7 @@ function markdownReport(document, chartFile) {
     `- run time: ${formatDuration(document.durationMs)}`,
     `- machine: ${document.machine.hostname}: ${describeMachine(document.machine)}`,
     `- engine: ${describeEngine(document.engine)}`,
+    `- timing: ${describeTiming(document)}`,
     `- peers: ${describePeers(document.peers)}`,
     ...(document.loopFloor ? [`- loop: ${describeLoopFloor(document.loopFloor)}`] : []),
     '',
@@ -338,6 +346,7 @@ module.exports = {
   comparisonTables,
   comparisonGrids,
   describePeers,
+  describeTiming,
   targetHeading,
   machineInfo,
   describeEngine,

@@ -195,6 +195,48 @@ for (const local of localPeers) {
   });
 }
 
+// Node's own drivers (bench/drivers.js), which the bench times in the runner under Node rather
+// than in its own process: asked for by name, as 'driver:' and the name URI-encoded.
+describe('the bench\'s own drivers in the runner under Node', () => {
+  let peer;
+  let files;
+  before(async () => {
+    files = makeFiles(makeTempDir(tempDirs.disk, 'files-'));
+    peer = await startPeer('Node', process.execPath, ['--expose-gc', RUNNER, tinybenchUrl()], {});
+  });
+  after(() => peer?.close());
+  const driver = (name) => `driver:${encodeURIComponent(name)}`;
+  const context = (shape, paths) => peer.setContext({ shape, consumeAll: false, pathsFile: pathsFile(paths), evict: null });
+
+  test('a driver of one file, and one of many, read the bytes node:fs reads and are timed there', async () => {
+    const { drivers } = require('../bench/drivers');
+    const ofShape = (shape) => drivers.filter((d) => d.shape === shape && d.available() === true).map((d) => d.name);
+    assert.ok(ofShape('file').includes('smartRead auto') && ofShape('files').includes('readMany auto ×64'));
+    for (const name of ofShape('file').filter((n) => !/consume only/.test(n))) {
+      for (const file of files) {
+        await context('file', [file]);
+        assert.equal(digestMismatch(fs.readFileSync(file), await peer.verify(driver(name)), [file]), null, `${name}: ${file}`);
+      }
+    }
+    await context('files', files);
+    for (const name of ofShape('files')) {
+      assert.equal(digestMismatch(files.map((f) => fs.readFileSync(f)), await peer.verify(driver(name)), files), null, name);
+    }
+    await context('file', [files[3]]);
+    const run = await peer.time(driver('smartRead auto'), TIMING, false);
+    assert.ok(run.samples.length >= TIMING.iterations && run.loopStall?.stretches === 1, JSON.stringify(run.loopStall));
+    assert.equal((await peer.time(driver('smartReadSync'), TIMING, false)).loopStall, null);
+  });
+
+  test('a driver of another shape than the context\'s, of random reads, or unknown, is refused with why', async () => {
+    await context('file', [files[2]]);
+    await assert.rejects(peer.verify(driver('readMany auto ×64')), /readMany auto ×64 reads files, not file/);
+    await assert.rejects(peer.verify(driver('FileHandle.read ×32')), /shape random runs in the bench's process/);
+    await assert.rejects(peer.verify(driver('no such driver')), /no bench driver no such driver/);
+    assert.equal(digestMismatch(fs.readFileSync(files[2]), await peer.verify(driver('fs.readFileSync')), [files[2]]), null);
+  });
+});
+
 // Bun and Deno as the bench runs them, from the bench's cache (installed there now when they
 // are not yet: a few seconds from the npm registry). Where that cannot be done, the tests are
 // skipped with the reason.

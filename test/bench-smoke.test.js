@@ -179,6 +179,7 @@ describe('a bench run at tiny sizes', () => {
     const doc = JSON.parse(reports.json.text);
     assert.equal(doc.format, 'smartread-bench/3');
     assert.equal(doc.machine.node, process.version);
+    assert.deepEqual([doc.options.inProcess, doc.runner?.runtime, doc.runner?.version], [false, 'node', process.versions.node]);
     assert.ok(doc.machine.cpu && doc.machine.cores > 0 && doc.machine.kernel && doc.machine.hostname, 'machine described');
     // The idle loop's floor: watched for 20 rounds of 1 ms here, with the stalls it saw.
     assert.equal(doc.loopFloor.durationMs, 20);
@@ -209,6 +210,8 @@ describe('a bench run at tiny sizes', () => {
           assert.equal(d.baseline, BASELINES.has(d.name), `${what}: baseline`);
           assert.equal(d.reference, REFERENCES.has(d.name), `${what}: reference`);
           assert.equal(d.peer, peerOf(d.name), `${what}: peer`);
+          // Node's drivers of one file or many are timed in the runner, a process of their own.
+          assert.equal(d.timedIn, d.peer ? 'peer' : trial.shape === 'random' ? 'bench' : 'runner', `${what}: timed in`);
           assert.ok(d.samples >= 1 && d.medianUs > 0 && d.p99Us >= d.medianUs && d.meanUs > 0, `${what}: latencies`);
           assert.ok(Math.abs(d.opsPerSec - 1e6 / d.meanUs) < 1e-6 * d.opsPerSec, `${what}: ops/s is 1 / mean`);
           assert.ok(Math.abs(d.mbPerSec - (trial.bytes * d.opsPerSec) / 1e6) < 1e-6 * d.mbPerSec, `${what}: MB/s`);
@@ -468,6 +471,19 @@ describe('the tree of the tree trials', () => {
 
 // bench/compare.js: how far two runs' ratios are apart, warm trials only unless --all, and an
 // exit status that says whether any is over the threshold.
+test('--in-process times Node\'s drivers in the bench\'s own process, and says so', async () => {
+  const outDir = makeTempDir(tempDirs.disk, 'results-');
+  const run = await runToEnd(process.execPath, [
+    'bench/index.js', '--in-process', '--dir', tempDirs.disk, '--sizes', '4k', '--filter', '^warm-4k$', '--time', '1', '--rounds', '1', '--out', outDir,
+  ], { timeoutMs: 60000 });
+  assert.equal(run.code, 0, run.stderr.slice(-2000));
+  const doc = JSON.parse(fs.readFileSync(path.join(outDir, fs.readdirSync(outDir).find((f) => f.endsWith('.json'))), 'utf8'));
+  assert.deepEqual([doc.options.inProcess, doc.runner], [true, null]);
+  const drivers = doc.targets[0].trials[0].drivers.filter((d) => d.skipped === undefined);
+  assert.ok(drivers.length > 3 && drivers.every((d) => d.timedIn === 'bench' && d.samples >= 1), JSON.stringify(drivers.map((d) => [d.name, d.timedIn])));
+  assert.match(run.stdout, /timing: +Node's drivers timed in the bench's own process \(--in-process\)/);
+});
+
 describe('bench/compare.js', () => {
   const { compareReports } = require('../bench/compare');
   const report = (ratios) => ({
