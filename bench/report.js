@@ -290,7 +290,7 @@ function describePeers(info) {
 function describeTiming(document) {
   if (!document.runner) return "Node's drivers timed in the bench's own process (--in-process)";
   return `Node's drivers of one file or many timed in a child process of their own (node ${document.runner.version}, `
-    + "--expose-gc bench/peer_runner.js), as the peers' are; random reads in the bench's own";
+    + "--expose-gc bench/peer_runner.js), as the peers' are; the random reads in the bench's process";
 }
 
 function describeMachine(m) {
