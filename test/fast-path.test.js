@@ -355,6 +355,54 @@ test('smartRead of a cached file it read before on the disk opens and reads it, 
   assert.ok(stats < reads / 4, `${stats} stats for ${reads} reads\n${traced.stderr}`);
 });
 
+// A name read before whose pages are gone is a miss at its first read without waiting: the
+// engine reads it (io_uring here: no preadv2 or fstat of its own), and the fast path neither
+// looks at it with fstat nor reads it a second time first. Counted with strace in a child.
+test('smartRead of a file it read before, no longer in memory, misses at the first read: no fstat, no second read', async (t) => {
+  if (!native) {
+    t.skip('the fast path is part of the addon');
+    return;
+  }
+  if (skipUnlessAvailable(t, 'uring')) return;
+  const probe = await runToEnd('strace', ['-V']).catch((err) => ({ code: -1, stderr: err.message }));
+  if (probe.code !== 0) {
+    t.skip(`strace is not available (${probe.stderr.trim()}); apt-get install -y strace`);
+    return;
+  }
+  const file = writePattern(path.join(tempDirs.disk, 'cold-as-before'), 10 * KiB);
+  const reads = 500;
+  const traced = await runToEnd('strace', ['-f', '-c', '-U', 'name,calls', '-e', 'trace=preadv2,fstat,newfstatat,statx',
+    process.execPath, '-e', `
+      const fs = require('node:fs');
+      const { smartRead, evictFromPageCache, pageCacheResidency, metrics } = require('smartread');
+      const [file, reads] = [process.argv[1], Number(process.argv[2])];
+      const expected = fs.readFileSync(file);
+      (async () => {
+        await smartRead(file);
+        metrics.reset();
+        for (let i = 0; i < reads; i++) {
+          evictFromPageCache(file);
+          // Looked at now and then: pageCacheResidency has an fstat of its own.
+          if (i % 100 === 0 && pageCacheResidency(file).cached !== 0) throw new Error('still cached before read ' + i);
+          if (!(await smartRead(file)).equals(expected)) throw new Error('wrong bytes in read ' + i);
+        }
+        const { hits, misses } = metrics().fastPath;
+        if (misses < reads * 0.9) throw new Error('the fast path missed ' + misses + ' times and hit ' + hits);
+      })();
+    `, file, String(reads)], { env: { UV_USE_IO_URING: '0' }, timeoutMs: 60000 });
+  assert.equal(traced.code, 0, traced.stderr);
+  const calls = {};
+  for (const line of traced.stderr.split('\n')) {
+    const match = /^\s*(preadv2|fstat|newfstatat|statx)\s+(\d+)\s*$/.exec(line);
+    if (match) calls[match[1]] = Number(match[2]);
+  }
+  // One preadv2 a read (the fast path's), where there were two and an fstat; Node's start-up
+  // stats its modules a few hundred times, fewer than one per read.
+  assert.ok((calls.preadv2 ?? 0) >= reads * 0.9 && (calls.preadv2 ?? 0) <= reads * 1.2, `preadv2: ${calls.preadv2}\n${traced.stderr}`);
+  const stats = (calls.fstat ?? 0) + (calls.newfstatat ?? 0) + (calls.statx ?? 0);
+  assert.ok(stats < reads / 2, `${stats} stats for ${reads} reads\n${traced.stderr}`);
+});
+
 // What the batch saves is syscalls: a run of 64 cached small files costs two io_uring_enter
 // calls instead of openat2, fstat, preadv2 and close for each. Counted with strace in a child.
 test('readMany of cached small files on the disk goes through io_uring batches, not four syscalls a file', async (t) => {

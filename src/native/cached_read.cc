@@ -118,7 +118,8 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     }
     if (!pool && !dest.in_place) FaultInIfFresh(dest.data, static_cast<size_t>(known_size));
     // RWF_NOWAIT: a hit only when it is all in memory; tmpfs now (EOPNOTSUPP) is looked at.
-    if (ReadAsBefore(fd, dest.data, static_cast<size_t>(known_size), RWF_NOWAIT)) {
+    int error = 0;
+    if (ReadAsBefore(fd, dest.data, static_cast<size_t>(known_size), RWF_NOWAIT, &error)) {
       close(fd);
       *size_out = known_size;
       if (pool) {
@@ -128,6 +129,12 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
         *value = dest.value;
       }
       return Outcome::kHit;
+    }
+    // The start of the file is not in memory (and its readahead has begun): a miss, which an
+    // fstat and a second read without waiting would only have found again.
+    if (error == EAGAIN) {
+      close(fd);
+      return Outcome::kMiss;
     }
   }
   const Fit fit = fstat(fd, &st) == 0 ? FitsFastPath(st, max_size) : Fit::kNotForFastPath;

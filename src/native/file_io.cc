@@ -47,13 +47,14 @@ int OpenForRead(const char* path, int flags, const Confinement& confinement) {
   return OpenAt2(dirfd, path, &how);
 }
 
-bool ReadAsBefore(int fd, uint8_t* data, size_t size, int rwf_flags) {
+bool ReadAsBefore(int fd, uint8_t* data, size_t size, int rwf_flags, int* error) {
   uint8_t past;
   iovec iov[2] = {{data, size}, {&past, 1}};
   ssize_t n;
   do {
     n = preadv2(fd, iov, 2, 0, rwf_flags);
   } while (n < 0 && errno == EINTR);
+  if (error != nullptr) *error = n < 0 ? errno : 0;
   return n == static_cast<ssize_t>(size);
 }
 

@@ -51,8 +51,10 @@ int OpenAt2(int dirfd, const char* path, const open_how* how);
 // more aside. True when it gave exactly `size` bytes and nothing past them: the whole file, as
 // fstat and a read would have found it. Anything else (another size, an error, a FIFO, socket or
 // terminal put in its place: ESPIPE, nothing consumed) is false, with nothing read that counts:
-// the caller reads the fd from the start, as for a name it does not know.
-bool ReadAsBefore(int fd, uint8_t* data, size_t size, int rwf_flags);
+// the caller reads the fd from the start, as for a name it does not know. `*error`, when given,
+// is preadv2's errno where it failed (EAGAIN with RWF_NOWAIT: the start of the file is not in
+// memory), else 0.
+bool ReadAsBefore(int fd, uint8_t* data, size_t size, int rwf_flags, int* error = nullptr);
 // The largest file smartReadSync and the fast path read so: past it, the fstat saved is nothing
 // next to the copy.
 constexpr uint64_t kReadAsBeforeMax = uint64_t{1} << 20;
