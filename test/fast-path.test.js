@@ -316,43 +316,53 @@ test('smartRead after the files changed: new bytes of the same size, grown, shru
   }
 });
 
+// The calls a child makes to each of `syscalls` (all its threads), counted by strace -c: the
+// child runs `script` with `args` in process.argv[1...]. Null, with the test skipped, where
+// strace is missing.
+async function syscallCounts(t, syscalls, script, args) {
+  const probe = await runToEnd('strace', ['-V']).catch((err) => ({ code: -1, stderr: err.message }));
+  if (probe.code !== 0) {
+    t.skip(`strace is not available (${probe.stderr.trim()}); apt-get install -y strace`);
+    return null;
+  }
+  const traced = await runToEnd('strace', ['-f', '-c', '-U', 'name,calls', '-e', `trace=${syscalls.join(',')}`,
+    process.execPath, '-e', script, ...args], { env: { UV_USE_IO_URING: '0' }, timeoutMs: 60000 });
+  assert.equal(traced.code, 0, traced.stderr);
+  const calls = { output: traced.stderr };
+  for (const line of traced.stderr.split('\n')) {
+    const match = /^\s*(\w+)\s+(\d+)\s*$/.exec(line);
+    if (match && syscalls.includes(match[1])) calls[match[1]] = Number(match[2]);
+  }
+  for (const name of syscalls) calls[name] ??= 0;
+  return calls;
+}
+
 // What reading as before saves is the fstat: counted with strace in a child.
 test('smartRead of a cached file it read before on the disk opens and reads it, without fstat', async (t) => {
   if (!native) {
     t.skip('the fast path is part of the addon');
     return;
   }
-  const probe = await runToEnd('strace', ['-V']).catch((err) => ({ code: -1, stderr: err.message }));
-  if (probe.code !== 0) {
-    t.skip(`strace is not available (${probe.stderr.trim()}); apt-get install -y strace`);
-    return;
-  }
   const file = writePattern(path.join(tempDirs.disk, 'read-as-before'), 10 * KiB);
   const reads = 2000;
-  const traced = await runToEnd('strace', ['-f', '-c', '-U', 'name,calls', '-e', 'trace=openat2,preadv2,fstat,newfstatat,statx',
-    process.execPath, '-e', `
-      const fs = require('node:fs');
-      const { smartRead } = require('smartread');
-      const [file, reads] = [process.argv[1], Number(process.argv[2])];
-      const expected = fs.readFileSync(file);
-      (async () => {
-        for (let i = 0; i < reads; i++) {
-          if (!(await smartRead(file)).equals(expected)) throw new Error('wrong bytes in read ' + i);
-        }
-      })();
-    `, file, String(reads)], { env: { UV_USE_IO_URING: '0' }, timeoutMs: 60000 });
-  assert.equal(traced.code, 0, traced.stderr);
-  const calls = {};
-  for (const line of traced.stderr.split('\n')) {
-    const match = /^\s*(openat2|preadv2|fstat|newfstatat|statx)\s+(\d+)\s*$/.exec(line);
-    if (match) calls[match[1]] = Number(match[2]);
-  }
+  const calls = await syscallCounts(t, ['openat2', 'preadv2', 'fstat', 'newfstatat', 'statx'], `
+    const fs = require('node:fs');
+    const { smartRead } = require('smartread');
+    const [file, reads] = [process.argv[1], Number(process.argv[2])];
+    const expected = fs.readFileSync(file);
+    (async () => {
+      for (let i = 0; i < reads; i++) {
+        if (!(await smartRead(file)).equals(expected)) throw new Error('wrong bytes in read ' + i);
+      }
+    })();
+  `, [file, String(reads)]);
+  if (!calls) return;
   // Every read is a hit (an openat2 and a preadv2); Node's start-up stats its modules a few
   // hundred times, far fewer than one per read.
-  assert.ok((calls.openat2 ?? 0) >= reads, `openat2: ${calls.openat2}: the fast path ran\n${traced.stderr}`);
-  assert.ok((calls.preadv2 ?? 0) >= reads, `preadv2: ${calls.preadv2}\n${traced.stderr}`);
-  const stats = (calls.fstat ?? 0) + (calls.newfstatat ?? 0) + (calls.statx ?? 0);
-  assert.ok(stats < reads / 4, `${stats} stats for ${reads} reads\n${traced.stderr}`);
+  assert.ok(calls.openat2 >= reads, `openat2: ${calls.openat2}: the fast path ran\n${calls.output}`);
+  assert.ok(calls.preadv2 >= reads, `preadv2: ${calls.preadv2}\n${calls.output}`);
+  const stats = calls.fstat + calls.newfstatat + calls.statx;
+  assert.ok(stats < reads / 4, `${stats} stats for ${reads} reads\n${calls.output}`);
 });
 
 // A name read before whose pages are gone is a miss at its first read without waiting: the
@@ -364,43 +374,32 @@ test('smartRead of a file it read before, no longer in memory, misses at the fir
     return;
   }
   if (skipUnlessAvailable(t, 'uring')) return;
-  const probe = await runToEnd('strace', ['-V']).catch((err) => ({ code: -1, stderr: err.message }));
-  if (probe.code !== 0) {
-    t.skip(`strace is not available (${probe.stderr.trim()}); apt-get install -y strace`);
-    return;
-  }
   const file = writePattern(path.join(tempDirs.disk, 'cold-as-before'), 10 * KiB);
   // Node's start-up stats its modules 150-300 times (Node 20-26), and each read used to cost one.
   const reads = 1000;
-  const traced = await runToEnd('strace', ['-f', '-c', '-U', 'name,calls', '-e', 'trace=preadv2,fstat,newfstatat,statx',
-    process.execPath, '-e', `
-      const fs = require('node:fs');
-      const { smartRead, evictFromPageCache, pageCacheResidency, metrics } = require('smartread');
-      const [file, reads] = [process.argv[1], Number(process.argv[2])];
-      const expected = fs.readFileSync(file);
-      (async () => {
-        await smartRead(file);
-        metrics.reset();
-        for (let i = 0; i < reads; i++) {
-          evictFromPageCache(file);
-          // Looked at now and then: pageCacheResidency has an fstat of its own.
-          if (i % 200 === 0 && pageCacheResidency(file).cached !== 0) throw new Error('still cached before read ' + i);
-          if (!(await smartRead(file)).equals(expected)) throw new Error('wrong bytes in read ' + i);
-        }
-        const { hits, misses } = metrics().fastPath;
-        if (misses < reads * 0.9) throw new Error('the fast path missed ' + misses + ' times and hit ' + hits);
-      })();
-    `, file, String(reads)], { env: { UV_USE_IO_URING: '0' }, timeoutMs: 60000 });
-  assert.equal(traced.code, 0, traced.stderr);
-  const calls = {};
-  for (const line of traced.stderr.split('\n')) {
-    const match = /^\s*(preadv2|fstat|newfstatat|statx)\s+(\d+)\s*$/.exec(line);
-    if (match) calls[match[1]] = Number(match[2]);
-  }
+  const calls = await syscallCounts(t, ['preadv2', 'fstat', 'newfstatat', 'statx'], `
+    const fs = require('node:fs');
+    const { smartRead, evictFromPageCache, pageCacheResidency, metrics } = require('smartread');
+    const [file, reads] = [process.argv[1], Number(process.argv[2])];
+    const expected = fs.readFileSync(file);
+    (async () => {
+      await smartRead(file);
+      metrics.reset();
+      for (let i = 0; i < reads; i++) {
+        evictFromPageCache(file);
+        // Looked at now and then: pageCacheResidency has an fstat of its own.
+        if (i % 200 === 0 && pageCacheResidency(file).cached !== 0) throw new Error('still cached before read ' + i);
+        if (!(await smartRead(file)).equals(expected)) throw new Error('wrong bytes in read ' + i);
+      }
+      const { hits, misses } = metrics().fastPath;
+      if (misses < reads * 0.9) throw new Error('the fast path missed ' + misses + ' times and hit ' + hits);
+    })();
+  `, [file, String(reads)]);
+  if (!calls) return;
   // One preadv2 a read (the fast path's), where there were two and an fstat.
-  assert.ok((calls.preadv2 ?? 0) >= reads * 0.9 && (calls.preadv2 ?? 0) <= reads * 1.2, `preadv2: ${calls.preadv2}\n${traced.stderr}`);
-  const stats = (calls.fstat ?? 0) + (calls.newfstatat ?? 0) + (calls.statx ?? 0);
-  assert.ok(stats < reads / 2, `${stats} stats for ${reads} reads\n${traced.stderr}`);
+  assert.ok(calls.preadv2 >= reads * 0.9 && calls.preadv2 <= reads * 1.2, `preadv2: ${calls.preadv2}\n${calls.output}`);
+  const stats = calls.fstat + calls.newfstatat + calls.statx;
+  assert.ok(stats < reads / 2, `${stats} stats for ${reads} reads\n${calls.output}`);
 });
 
 // What the batch saves is syscalls: a run of 64 cached small files costs two io_uring_enter
@@ -411,44 +410,33 @@ test('readMany of cached small files on the disk goes through io_uring batches, 
     return;
   }
   if (skipUnlessAvailable(t, 'uring')) return;
-  const probe = await runToEnd('strace', ['-V']).catch((err) => ({ code: -1, stderr: err.message }));
-  if (probe.code !== 0) {
-    t.skip(`strace is not available (${probe.stderr.trim()}); apt-get install -y strace`);
-    return;
-  }
   const files = [];
   for (let i = 0; i < 640; i++) files.push(writePattern(path.join(tempDirs.disk, `batched-${i}`), 1 + ((i * 613) % 4096)));
   const list = path.join(tempDirs.disk, 'batched-list.json');
   fs.writeFileSync(list, JSON.stringify(files));
-  const traced = await runToEnd('strace', ['-f', '-c', '-U', 'name,calls', '-e', 'trace=openat2,preadv2,io_uring_enter',
-    process.execPath, '-e', `
-      const fs = require('node:fs');
-      const { readMany, setTuning } = require('smartread');
-      // The JS thread alone (runs on pool threads read with syscalls, in parallel).
-      setTuning({ readManyThreads: 0 });
-      const files = JSON.parse(fs.readFileSync(process.argv[1], 'utf8'));
-      (async () => {
-        for (let round = 0; round < 4; round++) {
-          const results = await readMany(files);
-          files.forEach((file, i) => {
-            if (!results[i].equals(fs.readFileSync(file))) throw new Error(file + ': wrong bytes in round ' + round);
-          });
-        }
-      })();
-    `, list], { env: { UV_USE_IO_URING: '0' }, timeoutMs: 60000 });
-  assert.equal(traced.code, 0, traced.stderr);
-  const calls = {};
-  for (const line of traced.stderr.split('\n')) {
-    const match = /^\s*(openat2|preadv2|io_uring_enter)\s+(\d+)\s*$/.exec(line);
-    if (match) calls[match[1]] = Number(match[2]);
-  }
+  const calls = await syscallCounts(t, ['openat2', 'preadv2', 'io_uring_enter'], `
+    const fs = require('node:fs');
+    const { readMany, setTuning } = require('smartread');
+    // The JS thread alone (runs on pool threads read with syscalls, in parallel).
+    setTuning({ readManyThreads: 0 });
+    const files = JSON.parse(fs.readFileSync(process.argv[1], 'utf8'));
+    (async () => {
+      for (let round = 0; round < 4; round++) {
+        const results = await readMany(files);
+        files.forEach((file, i) => {
+          if (!results[i].equals(fs.readFileSync(file))) throw new Error(file + ': wrong bytes in round ' + round);
+        });
+      }
+    })();
+  `, [list]);
+  if (!calls) return;
   // Round 1 looks at each name (openat2 O_PATH, then the open): 2 openat2 and 1 preadv2 a file.
   // Rounds 2 to 4 are batched: none of either, and about 2 io_uring_enter per 64 files.
   const perFile = 1 / files.length;
-  assert.ok((calls.openat2 ?? 0) <= 2 * files.length + 8, `openat2: ${calls.openat2} for 4 × ${files.length} reads\n${traced.stderr}`);
-  assert.ok((calls.preadv2 ?? 0) <= files.length + 8, `preadv2: ${calls.preadv2} for 4 × ${files.length} reads\n${traced.stderr}`);
-  assert.ok((calls.io_uring_enter ?? 0) * perFile <= 3 * 2 / 64 + 0.05, `io_uring_enter: ${calls.io_uring_enter}\n${traced.stderr}`);
-  assert.ok((calls.io_uring_enter ?? 0) >= 3 * 2 * (files.length / 64), `io_uring_enter: ${calls.io_uring_enter}: the batches ran\n${traced.stderr}`);
+  assert.ok(calls.openat2 <= 2 * files.length + 8, `openat2: ${calls.openat2} for 4 × ${files.length} reads\n${calls.output}`);
+  assert.ok(calls.preadv2 <= files.length + 8, `preadv2: ${calls.preadv2} for 4 × ${files.length} reads\n${calls.output}`);
+  assert.ok(calls.io_uring_enter * perFile <= 3 * 2 / 64 + 0.05, `io_uring_enter: ${calls.io_uring_enter}\n${calls.output}`);
+  assert.ok(calls.io_uring_enter >= 3 * 2 * (files.length / 64), `io_uring_enter: ${calls.io_uring_enter}: the batches ran\n${calls.output}`);
 });
 
 test('smartReads awaited back to back share a turn of the event loop: past its share they wait for the next', async (t) => {
