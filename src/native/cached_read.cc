@@ -80,8 +80,9 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
   // number may name another directory on the next call.
   const bool remember = !confinement.confined();
   uint64_t known_size = 0;
-  const bool read_before = remember && hints.BatchableSize(path, &known_size);
-  const bool known_regular = read_before || (remember && hints.KnownRegular(path));
+  bool batchable = false;
+  const bool known_regular = remember && hints.KnownRegular(path, &known_size, &batchable);
+  const bool read_before = known_regular && batchable;
   if (!known_regular) {
     how.flags = static_cast<uint64_t>(O_PATH | O_CLOEXEC | (flags & (O_NOFOLLOW | O_DIRECTORY)));
     const int probe = static_cast<int>(syscall(SYS_openat2, dirfd, path, &how, sizeof how));

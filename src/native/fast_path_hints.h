@@ -20,7 +20,14 @@ class FastPathHints {
   // is nonblocking so that even then nothing waits), and readMany reads the small ones in one
   // batch where their filesystem can be asked not to wait (tmpfs cannot). Kept as 64-bit
   // hashes; a collision only skips the look.
-  bool KnownRegular(const char* path) const { return regular_.count(Hash(path)) != 0; }
+  // Also its size, and whether BatchableSize would give it, in the one lookup.
+  bool KnownRegular(const char* path, uint64_t* size, bool* batchable) const {
+    const auto found = regular_.find(Hash(path));
+    if (found == regular_.end()) return false;
+    *size = found->second.size;
+    *batchable = found->second.batchable;
+    return true;
+  }
   // The size of a name the fast path last read as a regular file on a filesystem that honours
   // RWF_NOWAIT: readMany batches it, and the fast path reads it without fstat (not one found on
   // tmpfs or ramfs: what the name is now, perhaps a file on a filesystem that waits for a
