@@ -19,8 +19,25 @@
 // Bun and Deno (the bench's peers, peer_runner.js) implement the same histogram but record how
 // late each firing was rather than the interval: idle, their values are near 0, not near the
 // resolution. histogramRecordsInterval() tells which a runtime does, and a recorder is told.
+//
+// V8's own pauses are recorded beside the stalls where the runtime reports them ('gc' performance
+// entries: Node does, Bun and Deno do not): the longest pause of any stretch (gcMaxMs) and how
+// many there were (gcPauses), null where the runtime has no such entries. A stall within the
+// idle floor of the longest GC pause is V8's to shorten, not the reader's: on Node 20 each
+// Buffer of 64 MiB and more starts a mark-compact for "external memory pressure", whoever
+// allocated it, and its pause of 2-4 ms on this machine kind is the stall of a loop of such reads.
 'use strict';
-const { monitorEventLoopDelay } = require('node:perf_hooks');
+const { monitorEventLoopDelay, PerformanceObserver } = require('node:perf_hooks');
+
+// Whether this runtime reports GC pauses as performance entries.
+function reportsGcPauses() {
+  try {
+    return typeof PerformanceObserver === 'function' && PerformanceObserver.supportedEntryTypes.includes('gc');
+  } catch {
+    return false;
+  }
+}
+const GC_PAUSES = reportsGcPauses();
 
 const RESOLUTION_MS = 1;
 
@@ -32,10 +49,26 @@ class LoopStallRecorder {
   constructor({ recordsInterval = true } = {}) {
     this.offsetMs = recordsInterval ? RESOLUTION_MS : 0;
     this.histogram = null;
-    this.figures = { resolutionMs: RESOLUTION_MS, maxMs: 0, p99Ms: 0, stretches: 0, intervals: 0 };
+    this.gcObserver = null;
+    this.figures = {
+      resolutionMs: RESOLUTION_MS, maxMs: 0, p99Ms: 0, stretches: 0, intervals: 0,
+      gcMaxMs: GC_PAUSES ? 0 : null, gcPauses: GC_PAUSES ? 0 : null,
+    };
+  }
+
+  noteGcPauses(entries) {
+    const f = this.figures;
+    for (const entry of entries) {
+      f.gcPauses++;
+      f.gcMaxMs = Math.max(f.gcMaxMs, entry.duration);
+    }
   }
 
   start() {
+    if (GC_PAUSES) {
+      this.gcObserver = new PerformanceObserver((list) => this.noteGcPauses(list.getEntries()));
+      this.gcObserver.observe({ entryTypes: ['gc'] });
+    }
     this.histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
     this.histogram.enable();
     const stretch = { startedAt: performance.now(), firstTurnAt: -1 };
@@ -51,6 +84,12 @@ class LoopStallRecorder {
     const h = this.histogram;
     h.disable();
     this.histogram = null;
+    if (this.gcObserver) {
+      // Entries not yet delivered to the callback are taken here, before the observer goes.
+      this.noteGcPauses(this.gcObserver.takeRecords());
+      this.gcObserver.disconnect();
+      this.gcObserver = null;
+    }
     const f = this.figures;
     f.stretches++;
     const { startedAt, firstTurnAt } = this.stretch;
@@ -71,8 +110,9 @@ class LoopStallRecorder {
   }
 
   /**
-   * { resolutionMs, maxMs, p99Ms, stretches, intervals }: maxMs is the longest stall seen,
-   * p99Ms the highest p99 of any one stretch (histograms of separate stretches cannot be merged).
+   * { resolutionMs, maxMs, p99Ms, stretches, intervals, gcMaxMs, gcPauses }: maxMs is the longest
+   * stall seen, p99Ms the highest p99 of any one stretch (histograms of separate stretches cannot
+   * be merged), gcMaxMs V8's longest pause meanwhile (null where the runtime does not say).
    */
   result() {
     return { ...this.figures };
@@ -126,6 +166,18 @@ function poolLoopStalls(results) {
     p99Ms: Math.max(...present.map((r) => r.p99Ms)),
     stretches: present.reduce((sum, r) => sum + r.stretches, 0),
     intervals: present.reduce((sum, r) => sum + r.intervals, 0),
+    ...poolGcPauses(present),
+  };
+}
+
+// Bun's and Deno's results have no GC figures: null unless every result has them.
+function poolGcPauses(present) {
+  if (!present.every((r) => typeof r.gcMaxMs === 'number' && typeof r.gcPauses === 'number')) {
+    return { gcMaxMs: null, gcPauses: null };
+  }
+  return {
+    gcMaxMs: Math.max(...present.map((r) => r.gcMaxMs)),
+    gcPauses: present.reduce((sum, r) => sum + r.gcPauses, 0),
   };
 }
 

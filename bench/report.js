@@ -87,6 +87,7 @@ const tableColumns = [
   { title: 'vs sync', align: 'right' },
   { title: 'vs promises', align: 'right' },
   { title: 'loop max/p99 ms', align: 'right' },
+  { title: 'GC max ms', align: 'right' },
   { title: 'peak RSS MB', align: 'right' },
   { title: 'faults/op', align: 'right' },
   { title: 'rounds', align: 'left' },
@@ -100,6 +101,7 @@ function legend(loopResolutionMs) {
     'rounds: vs sync per round, in round order; their spread is the noise of the ratio',
     `loop max/p99 ms: the event loop's longest stall / worst p99 stall while an async driver read (monitorEventLoopDelay, ${loopResolutionMs} ms resolution, and the wait for the loop's first turn);`,
     '  — for a sync driver, which blocks the loop for each whole read (see p99 µs)',
+    'GC max ms: V8\'s longest single pause (\'gc\' performance entries) while the loop was watched; — where the runtime does not report them (Bun, Deno)',
     'peak RSS MB: the process\'s peak resident memory during the driver\'s timed operations; faults/op: page faults (minor + major) per operation',
   ].join('\n');
 }
@@ -113,6 +115,10 @@ function formatRoundRatios(rounds) {
 
 function formatLoopStall(loopStall) {
   return loopStall ? `${formatNumber(loopStall.maxMs)}/${formatNumber(loopStall.p99Ms)}` : '—';
+}
+
+function formatGcPause(loopStall) {
+  return typeof loopStall?.gcMaxMs === 'number' ? formatNumber(loopStall.gcMaxMs) : '—';
 }
 
 /** A target's rows of cells (strings), one per trial and driver, in driver order. */
@@ -145,6 +151,7 @@ function targetRows(targetResult) {
         formatRatio(d.ratio),
         formatRatio(d.ratioToReference),
         formatLoopStall(d.loopStall),
+        formatGcPause(d.loopStall),
         d.resources ? formatNumber(d.resources.peakRssBytes / MB) : '—',
         d.resources ? formatNumber(d.resources.faultsPerOperation) : '—',
         d.baseline ? '' : formatRoundRatios(d.rounds),

@@ -172,7 +172,7 @@ describe('a bench run at tiny sizes', () => {
     const bases = new Set(reports.files.map((f) => f.replace(/\.(json|md|svg)$/, '')));
     assert.equal(bases.size, 1, `one base name: ${[...bases].join(', ')}`);
     assert.match([...bases][0], new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d-\\d\\d-\\d\\dZ-${require('node:os').hostname()}$`));
-    assert.match(run.stdout, /median µs +p99 µs +ops\/s +MB\/s +vs sync +vs promises +loop max\/p99 ms +peak RSS MB +faults\/op/);
+    assert.match(run.stdout, /median µs +p99 µs +ops\/s +MB\/s +vs sync +vs promises +loop max\/p99 ms +GC max ms +peak RSS MB +faults\/op/);
   });
 
   test('the JSON report holds every trial on every target, and every driver measured or skipped with a reason', () => {
@@ -227,6 +227,10 @@ describe('a bench run at tiny sizes', () => {
           if (ASYNC.test(d.name)) {
             assert.equal(d.async, true, `${what}: async`);
             assert.ok(d.loopStall && d.loopStall.maxMs >= d.loopStall.p99Ms && d.loopStall.intervals >= 0, `${what}: loop stall`);
+            // Node's drivers report V8's pauses too (Bun and Deno have no 'gc' entries).
+            if (d.timedIn !== 'peer') {
+              assert.ok(d.loopStall.gcMaxMs >= 0 && Number.isInteger(d.loopStall.gcPauses), `${what}: GC pauses ${JSON.stringify(d.loopStall)}`);
+            }
           } else {
             assert.equal(d.loopStall, null, `${what}: no loop stall for a sync driver`);
           }
@@ -556,5 +560,23 @@ describe('the loop-stall recorder (bench/loop_stall.js)', () => {
     await holdInReactions(100);
     await recorder.stop();
     assert.ok(recorder.result().maxMs >= 99, JSON.stringify(recorder.result()));
+  });
+
+  test('records V8\'s pauses while it watches, and only then', async () => {
+    const { setFlagsFromString } = require('node:v8');
+    const { runInNewContext } = require('node:vm');
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc');
+    const recorder = new LoopStallRecorder();
+    gc();
+    recorder.start();
+    for (let i = 0; i < 3; i++) gc();
+    await recorder.stop();
+    const watched = recorder.result();
+    assert.ok(watched.gcPauses >= 3 && watched.gcMaxMs > 0, JSON.stringify(watched));
+    // Outside a stretch nothing is counted.
+    gc();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(recorder.result().gcPauses, watched.gcPauses);
   });
 });
