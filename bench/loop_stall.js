@@ -29,8 +29,10 @@
 'use strict';
 const { monitorEventLoopDelay, PerformanceObserver } = require('node:perf_hooks');
 
-// Whether this runtime reports GC pauses as performance entries.
+// Whether this runtime reports GC pauses as performance entries. Deno lists 'gc' among the
+// supported entry types and never delivers one: only Node's are taken.
 function reportsGcPauses() {
+  if (typeof globalThis.Bun !== 'undefined' || typeof globalThis.Deno !== 'undefined') return false;
   try {
     return typeof PerformanceObserver === 'function' && PerformanceObserver.supportedEntryTypes.includes('gc');
   } catch {
