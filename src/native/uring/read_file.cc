@@ -230,9 +230,9 @@ void FileRead::BeginRead(bool regular, uint64_t size) {
     // 16 MiB reads instead of 1.9-2.4 (the bench, two runs each), at the same speed; a warm
     // 128 MiB read on ext4 took ~10% longer (its stalls are V8's mark-compacts either way). A
     // file on a disk keeps uring_in_flight: its chunks wait for the device, not for a CPU.
-    if (fd_ >= 0 && owns_fd_) {
-      chunks_in_flight_ = std::min<size_t>(chunks_in_flight_, std::max<unsigned>(uv_available_parallelism(), 1));
-    }
+    // The CPUs are counted once: libuv's count is a syscall, and reads cgroup files on newer libuv.
+    static const size_t cpus = std::max<unsigned>(uv_available_parallelism(), 1);
+    if (fd_ >= 0 && owns_fd_) chunks_in_flight_ = std::min(chunks_in_flight_, cpus);
     chunked_async_ = size >= tuning.uring_async_from;
     if (chunked_async_ && fd_ >= 0 && owns_fd_) ReadTailHere();
   } else {
