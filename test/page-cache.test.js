@@ -57,7 +57,10 @@ describe('with the addon', () => {
       evictFromPageCache(diskFile);
       assert.equal(pageCacheResidency(diskFile).cached, 0);
       assertSameBytes(await smartRead(diskFile, { strategy }), patternBuffer(size), `strategy '${strategy}'`);
-      assert.deepEqual(pageCacheResidency(diskFile), { size, cached: size });
+      // Every page, less any the kernel reclaims at once: this VM's balloon can take memory
+      // back from the guest at any moment (an ASan run once found one page of 2,049 gone).
+      const { cached } = pageCacheResidency(diskFile);
+      assert.ok(cached > size - 8 * 4096, `strategy '${strategy}': ${cached} of ${size} bytes cached after the read`);
     });
   }
 
