@@ -366,6 +366,74 @@ describe('flush and abort', () => {
   }
 });
 
+describe('an abort stops the engines\' writes in flight where they still can', () => {
+  test('the pure-JS engine: asked before it begins and before an atomic rename; stopped, the target stays as it was', async () => {
+    const { jsWriteFile } = require('../dist/js_write_engine.js');
+    const { O_WRONLY, O_CREAT, O_TRUNC } = fs.constants;
+    const work = fs.mkdtempSync(path.join(dir, 'stop-js-'));
+    const target = path.join(work, 'target');
+    fs.writeFileSync(target, 'old');
+    const data = Buffer.alloc(1 << 20, 5);
+    const cancelled = { errno: -125, syscall: 'write' };
+    // Stopped before it begins: nothing opened, in place or atomic.
+    for (const atomic of [0, 1]) {
+      assert.deepEqual(await jsWriteFile(target, data, O_WRONLY | O_CREAT | O_TRUNC, 0o644, false, atomic, () => true), cancelled);
+    }
+    assert.deepEqual(fs.readdirSync(work), ['target']);
+    // Stopped while it writes (the second question is the one before the rename): the
+    // temporary file is unlinked, the target not replaced.
+    let asked = 0;
+    assert.deepEqual(await jsWriteFile(target, data, O_WRONLY | O_CREAT | O_TRUNC, 0o644, false, 1, () => asked++ > 0), cancelled);
+    assert.equal(asked, 2);
+    assert.deepEqual(fs.readdirSync(work), ['target']);
+    assert.equal(fs.readFileSync(target, 'latin1'), 'old');
+    // Never stopped: written.
+    assert.equal(await jsWriteFile(target, data, O_WRONLY | O_CREAT | O_TRUNC, 0o644, false, 1, () => false), undefined);
+    assertSameBytes(fs.readFileSync(target), data);
+  });
+
+  test('the thread pool: a run looks at its stop byte while it runs; what it had not begun fails with ECANCELED', async (t) => {
+    if (!native) return t.skip('the thread-pool engine needs the native addon');
+    const { native: binding } = require('../dist/engine.js');
+    const { O_WRONLY, O_CREAT, O_TRUNC } = fs.constants;
+    const work = fs.mkdtempSync(path.join(dir, 'stop-pool-'));
+    const targets = ['a', 'b', 'c'].map((name) => path.join(work, name));
+    for (const target of targets) fs.writeFileSync(target, 'old');
+    const data = Buffer.alloc(4096, 9);
+    const flags = O_WRONLY | O_CREAT | O_TRUNC;
+    const modes = new Uint32Array([0o644, 0o644, 0o644, 0o644]);
+    // Set before the run: nothing is written.
+    const before = await binding.threadpoolWriteFiles(targets, [data, data, data], modes, flags, false, 1, undefined, undefined, Uint8Array.of(1));
+    assert.deepEqual(before, targets.map(() => ({ errno: -125, syscall: 'write' })));
+    assert.deepEqual(fs.readdirSync(work).sort(), ['a', 'b', 'c']);
+    for (const target of targets) assert.equal(fs.readFileSync(target, 'latin1'), 'old');
+    // Set while the run's first write waits on a FIFO nobody reads yet (its descriptor is the
+    // run's first target, written in place): the files after it are not begun.
+    const fifo = path.join(work, 'fifo');
+    assert.equal((await runToEnd('mkfifo', [fifo])).code, 0);
+    const fd = fs.openSync(fifo, 'r+');
+    try {
+      const stop = new Uint8Array(1);
+      const piped = Buffer.alloc(1 << 20, 3);
+      const pending = binding.threadpoolWriteFiles([fd, ...targets], [piped, data, data, data], modes, flags, false, 1, undefined, undefined, stop);
+      // The first bytes through the FIFO: the run is in its first write (1 MiB, 16 times what
+      // the FIFO holds), past the question before it. Then the rest, so that it ends.
+      const drained = Buffer.alloc(piped.length);
+      let got = fs.readSync(fd, drained, 0, 1, null);
+      stop[0] = 1;
+      while (got < piped.length) got += fs.readSync(fd, drained, got, piped.length - got, null);
+      assertSameBytes(drained, piped);
+      const run = await pending;
+      assert.equal(run[0], undefined);
+      assert.deepEqual(run.slice(1), targets.map(() => ({ errno: -125, syscall: 'write' })));
+    } finally {
+      fs.closeSync(fd);
+    }
+    assert.deepEqual(fs.readdirSync(work).sort(), ['a', 'b', 'c', 'fifo']);
+    for (const target of targets) assert.equal(fs.readFileSync(target, 'latin1'), 'old');
+  });
+});
+
 test('io_uring writes a file a part at a time where one WRITE cannot carry it (parts of 1000 bytes)', async (t) => {
   if (!native || uringReason()) return t.skip('io_uring is not available here');
   const file = fresh(dir);

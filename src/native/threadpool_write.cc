@@ -112,6 +112,20 @@ Napi::Value ThreadpoolWriteFiles(const Napi::CallbackInfo& info) {
   const bool flush = BoolArg(env, info[4]);
   const Atomic atomic = static_cast<Atomic>(info[5].As<Napi::Number>().Uint32Value());
   const Confinement confinement = ConfinementFromJs(info, 6);
+  // info[8]: a Uint8Array whose first byte the engine sets to stop the run (WriteRequest::stop);
+  // held with the datas until the job is done.
+  const uint8_t* stop = nullptr;
+  size_t stop_length = 0;
+  napi_value keep = datas;
+  if (info.Length() > 8 && !info[8].IsUndefined()) {
+    uint8_t* bytes = nullptr;
+    if (napi_get_typedarray_info(env, info[8], &type, &stop_length, reinterpret_cast<void**>(&bytes), nullptr, nullptr) != napi_ok ||
+        type != napi_uint8_array || stop_length < 1 || napi_create_array_with_length(env, 2, &keep) != napi_ok ||
+        napi_set_element(env, keep, 0, datas) != napi_ok || napi_set_element(env, keep, 1, info[8]) != napi_ok) {
+      return Napi::Value();
+    }
+    stop = bytes;
+  }
   for (uint32_t i = 0; i < count; i++) {
     WriteRequest& request = job->requests[i];
     napi_value target, data;
@@ -126,8 +140,9 @@ Napi::Value ThreadpoolWriteFiles(const Napi::CallbackInfo& info) {
     request.flush = flush;
     request.atomic = atomic;
     request.confinement = confinement;
+    request.stop = stop;
   }
-  return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:threadpoolWriteFiles", datas));
+  return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:threadpoolWriteFiles", keep));
 }
 
 Napi::Value ThreadpoolMkdirMany(const Napi::CallbackInfo& info, const std::shared_ptr<KnownDirs>& known) {

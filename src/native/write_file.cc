@@ -61,6 +61,12 @@ Failure WriteAll(int fd, const uint8_t* data, size_t length) {
   return {};
 }
 
+// Whether the JS thread has asked to stop the request (written there while this thread may read:
+// an atomic load, which sees the store sooner or later, and that is all a stop needs).
+bool Stopped(const WriteRequest& request) {
+  return request.stop != nullptr && __atomic_load_n(request.stop, __ATOMIC_RELAXED) != 0;
+}
+
 // Writes, fsyncs if asked, and closes fd (whatever happened before).
 Failure FillAndClose(int fd, const WriteRequest& request) {
   Failure failure = WriteAll(fd, request.data, request.length);
@@ -117,6 +123,7 @@ Failure WriteAtomically(const WriteRequest& request) {
   const int fd = OpenTemporary(&beside, request);
   if (fd < 0) return release(Failure::Errno(errno, Syscall::kOpen));
   Failure failure = FillAndClose(fd, request);
+  if (!failure.failed() && Stopped(request)) failure = Failure::Errno(ECANCELED, Syscall::kWrite);
   if (!failure.failed()) {
     const unsigned flags = request.atomic == Atomic::kNoReplace ? RENAME_NOREPLACE : 0;
     if (renameat2(beside.dirfd, beside.temporary.c_str(), beside.dirfd, beside.target.c_str(), flags) != 0) {
@@ -152,6 +159,7 @@ std::string TemporaryName(const std::string& path) {
 }
 
 Failure WriteWholeFile(const WriteRequest& request) {
+  if (Stopped(request)) return Failure::Errno(ECANCELED, Syscall::kWrite);
   if (request.target.fd >= 0) {
     Failure failure = WriteAll(request.target.fd, request.data, request.length);
     if (!failure.failed() && request.flush && fsync(request.target.fd) != 0) failure = Failure::Errno(errno, Syscall::kFsync);

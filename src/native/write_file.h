@@ -30,6 +30,10 @@ struct WriteRequest {
   bool flush = false;
   Atomic atomic = Atomic::kNone;
   Confinement confinement;
+  // A byte the JS thread sets (to non-zero) to stop the write where it still can: before it
+  // opens anything, and before an atomic write's rename, which then unlinks its temporary file
+  // and fails with ECANCELED. Null where nobody can stop it (the calling thread's writes).
+  const uint8_t* stop = nullptr;
 };
 
 // The name of the temporary file an atomic write of `path` goes through: in the same directory,
@@ -46,7 +50,8 @@ Syscall RenameFailureSyscall(int err);
 // Writes the request on the calling thread. A failure names the syscall that node:fs would
 // report: 'open' (also for an atomic write's temporary file, see RenameFailureSyscall), 'write',
 // 'fsync', 'close', 'rename'. An atomic write that fails removes its
-// temporary file; so does one whose rename fails.
+// temporary file; so does one whose rename fails. One stopped (request.stop) fails with
+// ECANCELED, named 'write'.
 Failure WriteWholeFile(const WriteRequest& request);
 
 // A write's target from JS (a string, a Buffer's bytes, or an fd), in raw N-API: these are read

@@ -6,7 +6,8 @@ import { constants as osConstants } from 'node:os';
 import type { RawFailure } from './native';
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_RDONLY, O_DIRECTORY } = fs.constants;
-const { EEXIST, EISDIR } = osConstants.errno;
+const { EEXIST, EISDIR, ECANCELED } = osConstants.errno;
+const cancelled: RawFailure = { errno: -ECANCELED, syscall: 'write' };
 const kNameMax = 255;
 const kTemporaryOverhead = 1 + 11 + 12 + 4;
 const kTemporaryAttempts = 8;
@@ -167,7 +168,8 @@ async function fillAndClose(handle: fs.promises.FileHandle, data: Uint8Array, fl
   return result;
 }
 
-async function atomicAsync(target: string | Buffer, data: Uint8Array, mode: number, flush: boolean, noReplace: boolean): Promise<RawFailure | undefined> {
+async function atomicAsync(target: string | Buffer, data: Uint8Array, mode: number, flush: boolean, noReplace: boolean,
+  stopped: () => boolean): Promise<RawFailure | undefined> {
   let temporary: Buffer | null = null;
   let handle: fs.promises.FileHandle | undefined;
   for (let attempt = 0; attempt < kTemporaryAttempts && handle === undefined; attempt++) {
@@ -181,6 +183,8 @@ async function atomicAsync(target: string | Buffer, data: Uint8Array, mode: numb
     }
   }
   let result = await fillAndClose(handle!, data, flush);
+  // Stopped while it wrote: the target is left as it was.
+  if (result === undefined && stopped()) result = cancelled;
   if (result === undefined) {
     try {
       if (noReplace) {
@@ -211,9 +215,14 @@ async function atomicAsync(target: string | Buffer, data: Uint8Array, mode: numb
   }
 }
 
-/** jsWriteFileSync's contract through node:fs's asynchronous calls (libuv's thread pool). */
+/**
+ * jsWriteFileSync's contract through node:fs's asynchronous calls (libuv's thread pool).
+ * `stopped` is asked before the write begins and before an atomic write's rename: once it says
+ * yes, the write fails with ECANCELED there, and an atomic one unlinks its temporary file.
+ */
 export async function jsWriteFile(target: string | Buffer | number, data: Uint8Array, flags: number, mode: number,
-  flush: boolean, atomic: number): Promise<RawFailure | undefined> {
+  flush: boolean, atomic: number, stopped: () => boolean = () => false): Promise<RawFailure | undefined> {
+  if (stopped()) return cancelled;
   if (typeof target === 'number') {
     try {
       let done = 0;
@@ -228,7 +237,7 @@ export async function jsWriteFile(target: string | Buffer | number, data: Uint8A
       return failure(err);
     }
   }
-  if (atomic !== 0) return atomicAsync(target, data, mode, flush, atomic === 2);
+  if (atomic !== 0) return atomicAsync(target, data, mode, flush, atomic === 2, stopped);
   let handle: fs.promises.FileHandle;
   try {
     handle = await fs.promises.open(target, flags, mode);

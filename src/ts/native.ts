@@ -161,9 +161,10 @@ export interface NativeBinding {
   /** Drops paths from the directories the environment knows. */
   forgetDirs(paths: ReadonlyArray<string | Buffer>): void;
   /** writeFileSync for each target in turn, on one pool thread: undefined when all succeeded,
-   * else each one's failure at its index. */
+   * else each one's failure at its index. Setting `stop[0]` stops what has not been renamed or
+   * begun (ECANCELED). */
   threadpoolWriteFiles(targets: ReadonlyArray<string | Buffer | number>, datas: readonly Uint8Array[], modes: Uint32Array,
-    flags: number, flush: boolean, atomic: number, rootFd?: number, resolve?: number): Promise<Array<RawFailure | undefined> | undefined>;
+    flags: number, flush: boolean, atomic: number, rootFd?: number, resolve?: number, stop?: Uint8Array): Promise<Array<RawFailure | undefined> | undefined>;
   /** mkdirAllSync (asyncErrors) for each path in turn, on one pool thread. */
   threadpoolMkdirMany(paths: ReadonlyArray<string | Buffer>, mode: number, rootFd?: number, resolve?: number): Promise<Array<number | RawFailure>>;
   /** What the kernel's io_uring can do for writes (why: the probe failed); absent without liburing. */

@@ -106,6 +106,15 @@ const syncEngine: WriteEngine = {
 const kPoolRunMax = 64;
 const kPoolLanesMax = 8;
 const stopped = new Set<number>();
+// The byte each running write job's pool runs look at (WriteRequest::stop), by id: set by
+// cancel(), so that the file a run is writing is not renamed over its target after an abort.
+const stopBytes = new Map<number, Uint8Array>();
+
+function cancelPoolWrites(id: number): void {
+  stopped.add(id);
+  const stop = stopBytes.get(id);
+  if (stop) stop[0] = 1;
+}
 
 async function inPoolRuns(count: number, concurrency: number, id: number,
   run: (start: number, end: number) => Promise<void>, skip: (start: number, end: number) => void): Promise<void> {
@@ -133,15 +142,21 @@ function nativePoolEngine(binding: NativeBinding): WriteEngine {
     name: 'threadpool',
     async writeFiles(job, concurrency, id) {
       let failures: WriteFailures;
-      await inPoolRuns(job.targets.length, concurrency, id, async (start, end) => {
-        const run = await binding.threadpoolWriteFiles(job.targets.slice(start, end), job.datas.slice(start, end),
-          job.modes.subarray(start, end), job.flags, job.flush, job.atomic, job.confine?.dirfd, job.confine?.resolve);
-        run?.forEach((failure, k) => {
-          if (failure) (failures ??= [])[start + k] = failure;
+      const stop = new Uint8Array(1);
+      stopBytes.set(id, stop);
+      try {
+        await inPoolRuns(job.targets.length, concurrency, id, async (start, end) => {
+          const run = await binding.threadpoolWriteFiles(job.targets.slice(start, end), job.datas.slice(start, end),
+            job.modes.subarray(start, end), job.flags, job.flush, job.atomic, job.confine?.dirfd, job.confine?.resolve, stop);
+          run?.forEach((failure, k) => {
+            if (failure) (failures ??= [])[start + k] = failure;
+          });
+        }, (start, end) => {
+          for (let i = start; i < end; i++) (failures ??= [])[i] = cancelled;
         });
-      }, (start, end) => {
-        for (let i = start; i < end; i++) (failures ??= [])[i] = cancelled;
-      });
+      } finally {
+        stopBytes.delete(id);
+      }
       return failures;
     },
     async mkdirMany(paths, mode, confine, concurrency, id) {
@@ -156,7 +171,7 @@ function nativePoolEngine(binding: NativeBinding): WriteEngine {
       });
       return results;
     },
-    cancel: (id) => stopped.add(id),
+    cancel: cancelPoolWrites,
   };
 }
 
@@ -165,8 +180,9 @@ const jsEngine: WriteEngine = {
   name: 'js',
   async writeFiles(job, concurrency, id) {
     let failures: WriteFailures;
+    const isStopped = () => stopped.has(id);
     await inLanes(job.targets.length, concurrency, id, async (i) => {
-      const failure = await jsWriteFile(job.targets[i], job.datas[i], job.flags, job.modes[i], job.flush, job.atomic);
+      const failure = await jsWriteFile(job.targets[i], job.datas[i], job.flags, job.modes[i], job.flush, job.atomic, isStopped);
       if (failure) (failures ??= [])[i] = failure;
     }, (i) => {
       (failures ??= [])[i] = cancelled;
