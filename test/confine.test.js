@@ -187,6 +187,24 @@ test('errors inside the root are node:fs errors, with the path as given', async 
   }
 });
 
+test('a numeric flag with O_DIRECTORY: node:fs\'s errors beneath the root (no mode passed to openat2)', async (t) => {
+  if (!native) return t.skip(NO_NATIVE);
+  const tree = makeTree(path.join(tempDirs.disk, 'odirectory'));
+  const flag = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY;
+  for (const [name, read, strategy] of readers(tree.root)) {
+    if (strategy && skipUnlessAvailable(t, strategy)) continue;
+    // A file: open's ENOTDIR; a directory: read's EISDIR (O_TMPFILE holds O_DIRECTORY's bit,
+    // and these once took it for O_TMPFILE: EINVAL from openat2, given a mode).
+    for (const p of ['a.txt', 'sub']) {
+      const r = await outcome(() => read(p, { flag }));
+      const expected = thrownBy(() => fs.readFileSync(path.join(tree.root, p), { flag }));
+      assert.ok(r.error, `${name} ${p}`);
+      const facts = errorFacts(r.error);
+      assert.deepEqual([facts.code, facts.syscall], [expected.code, expected.syscall], `${name} ${p}`);
+    }
+  }
+});
+
 test('bad roots and bad options fail as node:fs would, without leaking', async (t) => {
   if (!native) return t.skip(NO_NATIVE);
   const tree = makeTree(path.join(tempDirs.disk, 'bad'));

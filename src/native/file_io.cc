@@ -41,7 +41,7 @@ int OpenForRead(const char* path, int flags, const Confinement& confinement) {
   open_how how{};
   how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
   // openat2 takes a mode only where a file may be created.
-  if ((flags & (O_CREAT | O_TMPFILE)) != 0) how.mode = 0666;
+  if (OpenMayCreate(flags)) how.mode = 0666;
   how.resolve = confinement.resolve;
   const int dirfd = confinement.dirfd >= 0 ? confinement.dirfd : AT_FDCWD;
   return OpenAt2(dirfd, path, &how);

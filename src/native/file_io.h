@@ -2,6 +2,7 @@
 // Read loops over a file descriptor, shared by the engines that read on a thread of their own.
 #pragma once
 
+#include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/types.h>
 
@@ -26,6 +27,11 @@ struct Confinement {
 // Confinement from JS arguments info[index] (dirfd, or undefined) and info[index + 1]
 // (RESOLVE_* flags, or undefined).
 Confinement ConfinementFromJs(const Napi::CallbackInfo& info, size_t index);
+
+// Whether open flags may create a file, the only opens openat2(2) takes a mode for (EINVAL
+// otherwise). O_TMPFILE is __O_TMPFILE | O_DIRECTORY: testing any of its bits would take a plain
+// O_DIRECTORY open for one.
+inline bool OpenMayCreate(int flags) { return (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE; }
 
 // open(2) with O_CLOEXEC (mode 0666 when creating), or openat2(2) under a confinement.
 // Returns the fd, or -1 with errno set.

@@ -21,8 +21,7 @@ int DirSyscalls::Mkdir(const std::string& path, mode_t mode) const {
   if (!confinement_.confined()) return mkdir(path.c_str(), mode) == 0 ? 0 : errno;
   // The parent is resolved beneath the root, then the last part is made in it: mkdirat's own
   // resolution of a whole path would follow a symbolic link out of the root. O_PATH without
-  // O_DIRECTORY (OpenForRead would take that for O_TMPFILE and pass a mode): mkdirat says
-  // ENOTDIR for a parent that is not a directory.
+  // O_DIRECTORY: mkdirat says ENOTDIR for a parent that is not a directory.
   size_t end = path.size();
   while (end > 1 && path[end - 1] == '/') end--;
   const size_t slash = path.find_last_of('/', end - 1);

@@ -170,7 +170,7 @@ Failure WriteWholeFile(const WriteRequest& request) {
   if (request.confinement.confined()) {
     open_how how{};
     how.flags = static_cast<uint64_t>(request.flags | O_CLOEXEC);
-    how.mode = (request.flags & (O_CREAT | O_TMPFILE)) != 0 ? request.mode : 0;
+    how.mode = OpenMayCreate(request.flags) ? request.mode : 0;
     how.resolve = request.confinement.resolve;
     fd = OpenAt2(request.confinement.dirfd, request.target.path.c_str(), &how);
   } else {

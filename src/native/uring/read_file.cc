@@ -99,7 +99,7 @@ void FileRead::Open() {
   io_uring_sqe* sqe = Queue(open);
   if (confinement_.confined()) {
     how_.flags = static_cast<uint64_t>(flags_ & ~O_CLOEXEC);
-    if ((flags_ & (O_CREAT | O_TMPFILE)) != 0) how_.mode = 0666;
+    if (OpenMayCreate(flags_)) how_.mode = 0666;
     how_.resolve = confinement_.resolve;
     io_uring_prep_openat2_direct(sqe, confinement_.dirfd >= 0 ? confinement_.dirfd : AT_FDCWD,
                                  path_.c_str(), &how_, static_cast<unsigned>(slot_));
