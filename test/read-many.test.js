@@ -371,6 +371,42 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
   });
 });
 
+describe("'auto': lanes started as reads wait", () => {
+  test('reads that wait have `concurrency` of them in flight: FIFOs opened by readers three at a time', async () => {
+    const fifos = Array.from({ length: 4 }, (_, i) => path.join(tempDirs.disk, `lanes-fifo-${i}`));
+    for (const fifo of fifos) {
+      fs.rmSync(fifo, { force: true });
+      require('node:child_process').execFileSync('mkfifo', [fifo]);
+    }
+    // A writer opened without blocking gets ENXIO until a reader has the FIFO open (or waits in
+    // open(2) for a writer): it shows which reads are in flight, and lets each one go on.
+    const writerOf = (fifo) => {
+      try {
+        return fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+      } catch (err) {
+        if (err.code === 'ENXIO') return -1;
+        throw err;
+      }
+    };
+    const pending = readMany(fifos, { concurrency: 3 });
+    const writers = [-1, -1, -1, -1];
+    await waitUntil(() => {
+      for (let i = 0; i < 3; i++) if (writers[i] < 0) writers[i] = writerOf(fifos[i]);
+      return writers.slice(0, 3).every((fd) => fd >= 0);
+    }, 10000, () => `readers of the first three FIFOs: ${writers.slice(0, 3).map((fd) => fd >= 0)}`);
+    // Three in flight, as asked: the fourth waits for one of them to end.
+    assert.equal(writerOf(fifos[3]), -1, 'the fourth FIFO has no reader yet');
+    fs.writeSync(writers[2], 'two');
+    fs.closeSync(writers[2]);
+    await waitUntil(() => (writers[3] = writerOf(fifos[3])) >= 0, 10000, () => 'a reader of the fourth FIFO');
+    fs.writeSync(writers[3], 'three');
+    for (const [i, text] of [[0, 'zero'], [1, 'one']]) fs.writeSync(writers[i], text);
+    for (const i of [0, 1, 3]) fs.closeSync(writers[i]);
+    assert.deepEqual((await pending).map(String), ['zero', 'one', 'two', 'three']);
+    for (const fifo of fifos) fs.rmSync(fifo);
+  });
+});
+
 describe("'auto': the fast path's share of a turn of the event loop", () => {
   test('calls awaited back to back share one turn: the loop turns between them once the budget is spent', async (t) => {
     if (!addonWithTuningRestored(t, 'the fast path is part of the addon')) return;
