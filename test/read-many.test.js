@@ -371,7 +371,31 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
   });
 });
 
-describe("'auto': lanes started as reads wait", () => {
+describe("'auto': short lists, and lanes started as reads wait", () => {
+  test('a list of up to 8 paths gives what a longer one gives: bytes, encodings, errors in order, settle', async () => {
+    assertInOrder(await readMany(files.slice(0, 1)), [0], 'one path');
+    assertInOrder(await readMany([files[0], Buffer.from(files[1]), files[2]]), [0, 1, 2], 'a Buffer path among them');
+    const hex = await readMany(files.slice(0, 8), 'hex');
+    hex.forEach((text, i) => assert.ok(text === contentOf(i).toString('hex'), `hex ${i}`));
+    // The first error in input order, after hits before it; node:fs's errors, node:fs's order.
+    const expected = await rejectionOf(() => fs.promises.readFile(missing));
+    for (const paths of [[missing, files[0]], [files[0], missing, files[1]], [files[0], files[1], `${missing}\u0000`]]) {
+      const err = await rejectionOf(() => readMany(paths), 'readMany');
+      const reference = await rejectionOf(() => Promise.all(paths.map((p) => fs.promises.readFile(p))));
+      assert.deepEqual(errorFacts(err), errorFacts(reference), JSON.stringify(paths));
+    }
+    assert.deepEqual(errorFacts(await rejectionOf(() => readMany([files[0]], { encoding: 'buffer' }))),
+      errorFacts(await rejectionOf(() => fs.promises.readFile(files[0], { encoding: 'buffer' }))));
+    const settled = await readMany([files[0], missing, tempDirs.disk, files[3]], { settle: true });
+    assert.deepEqual(settled.map((s) => s.status), ['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    assertSameBytes(settled[0].value, contentOf(0));
+    assertSameBytes(settled[3].value, contentOf(3));
+    assert.deepEqual(errorFacts(settled[1].reason), errorFacts(expected));
+    assert.deepEqual(errorFacts(settled[2].reason), errorFacts(await rejectionOf(() => fs.promises.readFile(tempDirs.disk))));
+    const aborted = AbortSignal.abort();
+    assert.equal((await rejectionOf(() => readMany(files.slice(0, 2), { signal: aborted }))).name, 'AbortError');
+  });
+
   test('reads that wait have `concurrency` of them in flight: FIFOs opened by readers three at a time', async () => {
     const fifos = Array.from({ length: 4 }, (_, i) => path.join(tempDirs.disk, `lanes-fifo-${i}`));
     for (const fifo of fifos) {

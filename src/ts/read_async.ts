@@ -133,6 +133,8 @@ function flagsOrNull(flag: unknown): number | null {
 // gives EAGAIN), and a whole run of misses would hold the loop for milliseconds. A run with a hit
 // lets the next be as long as the engine takes (kCachedRunMax).
 const kFirstRun = 16;
+// readMany reads a list of up to this many files as smartRead reads each (see readMany).
+const kShortList = 8;
 
 // One 'abort' listener per signal, shared by all the reads waiting on it (hundreds, in a
 // readMany), removed when the last of them settles.
@@ -397,10 +399,12 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
     }
     results[i] = { status: 'rejected', reason: err as Error };
   };
-  const takeHit = (i: number, raw: RawResult, started: number) => {
+  // `known`: the request of a string path that the fast path has just read (so valid: the addon
+  // refuses what getValidatedPath would), which a hit's shape() needs only for its encoding.
+  const takeHit = (i: number, raw: RawResult, started: number, known?: Request) => {
     try {
       if (common.signal?.aborted) throw abortError(common.signal, readMany);
-      const req = request(list[i], common, readMany);
+      const req = known ?? request(list[i], common, readMany);
       countFastPath(true);
       let value: Buffer | string;
       try {
@@ -631,6 +635,39 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
     // What the last runs elsewhere passed on after the lanes had ended.
     while (!failed && pending()) await runLanes();
   };
+  // A short list is read from its start file by file, as smartRead's fast path reads one, while
+  // the files are cache hits and the turn's share lasts: no lane, no run's own Buffer, no
+  // io_uring batch, whose fixed cost a short list does not make up for (cached 4 KiB files, a
+  // call: 1 file 5.0 µs against 10.6, 8 files 25.9 against 27.5; 16 files 49.6 against 48.3).
+  // The lanes take what is left, from the first file that is not a hit (its error, if any, is
+  // theirs to give).
+  if (list.length <= kShortList && runFlags !== null && engine.readNow) {
+    const known: Request = { engine, target: '', flags: runFlags, encoding: common.encoding, signal: common.signal, root: common.root };
+    try {
+      while (!failed && next < list.length) {
+        const path = list[next];
+        if (typeof path !== 'string' || turnSpent(turnBudgetMs)) break;
+        const started = timing() ? performance.now() : -1;
+        const endUse = common.root?.use();
+        let raw: RawResult | null | false;
+        try {
+          raw = engine.readNow(path, runFlags, common.root?.confine);
+        } finally {
+          endUse?.();
+        }
+        if (raw === null || raw === false || isRawFailure(raw)) break;
+        known.target = path;
+        takeHit(next++, raw, started, known);
+      }
+    } catch (err) {
+      if (common.ownsRoot) common.root!.release();
+      throw err;
+    }
+    if (next === list.length) {
+      if (common.ownsRoot) common.root!.release();
+      return results;
+    }
+  }
   // The call holds its root until every lane has ended, so that a call begun before its
   // reader's close() ends as it would have, whatever turns of the loop its lanes wait for.
   const endCallUse = common.root?.use();
