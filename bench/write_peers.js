@@ -1,65 +1,24 @@
-// The write bench's peers (--peers): Bun, installed from the npm registry on first use, and the
-// C program of the machine's limits (--limits), compiled on first use. A stand-in for the read
-// bench's peer runner (bench/peers.js on the bench-peers branch), whose installer and cache it
-// follows, until the two are merged: the same cache directory, the same pinned Bun.
-//
-// Bun goes into the cache directory ($SMARTREAD_BENCH_CACHE, else
-// $XDG_CACHE_HOME/smartread-bench, else ~/.cache/smartread-bench; outside node_modules, so
-// that `npm ci` keeps it) and is reused by later runs; never by the package's own install. Its
-// binary comes in an optional dependency for the platform (@oven/bun-linux-x64, ...), taken
-// from where it lies (the install runs no scripts). Each timed run of a peer driver is one
-// process (write_peer_runner.js) that times its own operations; its start-up is not timed.
+// The write bench's peers (--peers): Bun, installed from the npm registry on first use by the
+// read bench's installer (peers.js: the same cache directory, the same pinned version), and the
+// C program of the machine's limits (--limits), compiled on first use. Never by the package's
+// own install. Each timed run of a peer driver is one process (write_peer_runner.js) that times
+// its own operations; its start-up is not timed.
 'use strict';
 const { execFile } = require('node:child_process');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { promisify } = require('node:util');
+const { cacheDir, installRuntime, PEER_RUNTIMES } = require('./peers');
 
 const execFileAsync = promisify(execFile);
 
-const BUN_VERSION = '1.4.4';
+const BUN = PEER_RUNTIMES.find((runtime) => runtime.name === 'Bun');
 const RUNNER = path.join(__dirname, 'write_peer_runner.js');
 const LIMITS_SOURCE = path.join(__dirname, 'write_limits.c');
 
-/** Where peers are installed and the C program is compiled. */
-function cacheDir(env = process.env) {
-  if (env.SMARTREAD_BENCH_CACHE) return path.resolve(env.SMARTREAD_BENCH_CACHE);
-  return path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'smartread-bench');
-}
-
-function bunBinaryIn(prefix) {
-  const scope = path.join(prefix, 'node_modules', '@oven');
-  let names;
-  try {
-    names = fs.readdirSync(scope).filter((n) => n.startsWith(`bun-${process.platform}-${os.arch()}`)).sort();
-  } catch {
-    return null;
-  }
-  for (const name of names) {
-    const binary = path.join(scope, name, 'bin', 'bun');
-    if (fs.existsSync(binary)) return binary;
-  }
-  return null;
-}
-
 /** Bun's binary, installed if missing: { binary, version }; throws with the reason otherwise. */
 async function prepareBun(progress = () => {}) {
-  const prefix = path.join(cacheDir(), 'peers', `bun-${BUN_VERSION}`);
-  let binary = bunBinaryIn(prefix);
-  if (!binary) {
-    progress(`installing bun@${BUN_VERSION} into ${prefix}\n`);
-    fs.mkdirSync(prefix, { recursive: true });
-    try {
-      await execFileAsync('npm', ['install', '--prefix', prefix, '--no-save', '--ignore-scripts', '--no-audit', '--no-fund',
-        `bun@${BUN_VERSION}`], { maxBuffer: 16 << 20 });
-    } catch (err) {
-      const line = `${err.stderr ?? ''}`.split('\n').find((l) => l.includes('npm error')) ?? err.message;
-      throw new Error(`npm install bun@${BUN_VERSION} failed: ${line.trim()}`);
-    }
-    binary = bunBinaryIn(prefix);
-    if (!binary) throw new Error(`npm installed bun@${BUN_VERSION}, but no binary for ${process.platform}-${os.arch()} came with it`);
-  }
+  const { binary } = await installRuntime(BUN, cacheDir(), progress);
   const { stdout } = await execFileAsync(binary, ['--version']);
   return { binary, version: stdout.trim() };
 }
@@ -69,8 +28,7 @@ async function runBun(bun, request) {
   try {
     const { stdout } = await execFileAsync(bun.binary, [RUNNER, JSON.stringify(request)], {
       maxBuffer: 16 << 20,
-      // No transpiler cache in ~/.bun.
-      env: { ...process.env, BUN_RUNTIME_TRANSPILER_CACHE_PATH: '0' },
+      env: { ...process.env, ...BUN.env(cacheDir()) },
     });
     return JSON.parse(stdout.trim().split('\n').pop());
   } catch (err) {
@@ -106,4 +64,4 @@ async function runLimits(binary, request) {
   }
 }
 
-module.exports = { cacheDir, prepareBun, runBun, prepareLimits, runLimits };
+module.exports = { prepareBun, runBun, prepareLimits, runLimits };
