@@ -19,17 +19,7 @@ const TMPFS_MAGIC = 0x01021994;
  * run of read-many.test.js found `pipe:[…]` at fd 251 after a readMany, held for good).
  */
 function openFdCount() {
-  let count = 0;
-  for (const name of fs.readdirSync('/proc/self/fd')) {
-    let target;
-    try {
-      target = fs.readlinkSync(`/proc/self/fd/${name}`);
-    } catch {
-      continue; // The descriptor readdirSync itself used, closed by now.
-    }
-    if (!target.startsWith('pipe:')) count++;
-  }
-  return count;
+  return Object.values(openFds()).filter((target) => !target.startsWith('pipe:')).length;
 }
 
 /** fd number → what it points at, for messages when a count differs. */
