@@ -17,9 +17,17 @@
 // in flight, each a hard-linked chain OPENAT (into a direct descriptor) -> READ (up to
 // URING_READ_MAX bytes into a buffer malloc'd for it) -> CLOSE; a file that fills the buffer is
 // read again the plain way. It is the limit a batch reader at that depth can reach on a device.
+//
+// A third reader, 'threads', does what 'read' does from every online CPU at once: a crew of one
+// thread per CPU but the first, made when the program starts (its ready line says how many
+// threads read) and waiting between operations (as a batch reader's pool would), and the
+// calling thread, each claiming the next unread file of the list. It is the least a batch reader that uses the whole machine must do: on warm files,
+// where reading is work for the CPUs, the limit of a readMany on this machine.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +51,7 @@ struct file_bytes {
 
 struct context {
   int uring;         // the reader of the command at hand is 'uring'
+  int threads;       // ... or 'threads'
   int many;          // 'files': every path in one operation; else the first only
   int consume_all;   // consume every byte, not one per page
   char *list;        // the paths file's contents; paths point into it
@@ -294,9 +303,118 @@ static int uring_operation(const struct context *ctx, struct file_bytes *results
 }
 #endif
 
+// The 'threads' reader's crew (see the top of this file). An operation is a generation: the
+// calling thread publishes the list and wakes the crew, every thread claims files by an atomic
+// counter until none is left, and the operation ends when the last helper has stopped.
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t start;
+  pthread_cond_t finished;
+  int made;
+  size_t helpers;
+  unsigned long generation;
+  size_t working;               // helpers still at the current operation
+  const struct context *ctx;
+  struct file_bytes *results;
+  size_t count;
+  atomic_size_t next;           // the next file to claim
+  atomic_int failed;            // a file failed: claim no more
+  struct failure failure;       // the failure of the lowest index, as a loop would meet it first
+  size_t failure_index;
+} crew = {
+  .lock = PTHREAD_MUTEX_INITIALIZER,
+  .start = PTHREAD_COND_INITIALIZER,
+  .finished = PTHREAD_COND_INITIALIZER,
+};
+
+static void crew_read(void) {
+  for (;;) {
+    if (atomic_load_explicit(&crew.failed, memory_order_relaxed)) return;
+    size_t i = atomic_fetch_add_explicit(&crew.next, 1, memory_order_relaxed);
+    if (i >= crew.count) return;
+    struct failure failure;
+    if (read_file(crew.ctx->paths[i], &crew.results[i], &failure) == 0) continue;
+    // Every file below a claimed one was claimed before it, and is read to its end: the lowest
+    // failing index is found even though no more are claimed from here.
+    pthread_mutex_lock(&crew.lock);
+    if (i < crew.failure_index) {
+      crew.failure_index = i;
+      crew.failure = failure;
+    }
+    pthread_mutex_unlock(&crew.lock);
+    atomic_store_explicit(&crew.failed, 1, memory_order_relaxed);
+  }
+}
+
+static void *crew_main(void *unused) {
+  (void)unused;
+  unsigned long seen = 0;
+  pthread_mutex_lock(&crew.lock);
+  for (;;) {
+    while (crew.generation == seen) pthread_cond_wait(&crew.start, &crew.lock);
+    seen = crew.generation;
+    pthread_mutex_unlock(&crew.lock);
+    crew_read();
+    pthread_mutex_lock(&crew.lock);
+    if (--crew.working == 0) pthread_cond_signal(&crew.finished);
+  }
+  return NULL;
+}
+
+/** Makes the crew once: one helper per online CPU but the calling thread's (as many as can be made). */
+static void crew_make(void) {
+  if (crew.made) return;
+  crew.made = 1;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  for (long k = 1; k < cpus; k++) {
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, crew_main, NULL) != 0) break;
+    pthread_detach(thread);
+    crew.helpers++;
+  }
+}
+
+static int threads_operation(const struct context *ctx, struct file_bytes *results, struct failure *failure) {
+  size_t count = operation_files(ctx);
+  crew_make();
+  for (size_t i = 0; i < count; i++) {
+    results[i].data = NULL;
+    results[i].length = 0;
+  }
+  pthread_mutex_lock(&crew.lock);
+  crew.ctx = ctx;
+  crew.results = results;
+  crew.count = count;
+  atomic_store(&crew.next, 0);
+  atomic_store(&crew.failed, 0);
+  crew.failure_index = SIZE_MAX;
+  crew.working = crew.helpers;
+  crew.generation++;
+  pthread_cond_broadcast(&crew.start);
+  pthread_mutex_unlock(&crew.lock);
+  crew_read();
+  pthread_mutex_lock(&crew.lock);
+  while (crew.working > 0) pthread_cond_wait(&crew.finished, &crew.lock);
+  int status = 0;
+  if (crew.failure_index != SIZE_MAX) {
+    *failure = crew.failure;
+    status = -1;
+  }
+  pthread_mutex_unlock(&crew.lock);
+  if (status != 0) free_results(results, count);
+  return status;
+}
+
+/** The number of threads the 'threads' reader reads with; makes its crew. */
+static size_t crew_threads(void) {
+  crew_make();
+  return crew.helpers + 1;
+}
+
 /** One operation's reads into `results`; on a failure, nothing of it stays allocated. */
 static int read_operation(const struct context *ctx, struct file_bytes *results, struct failure *failure) {
   size_t count = operation_files(ctx);
+  if (ctx->threads) return threads_operation(ctx, results, failure);
 #ifdef HAVE_LIBURING
   if (ctx->uring) return uring_operation(ctx, results, failure);
 #endif
@@ -423,21 +541,22 @@ static void command_context(struct context *ctx, char *args) {
   fflush(stdout);
 }
 
-// Sets the context's reader for the command at hand: 'read', or 'uring' where built with liburing.
+// Sets the context's reader for the command at hand: 'read', 'threads', or 'uring' where built
+// with liburing.
 static int check_reader(struct context *ctx, const char *reader) {
+  ctx->threads = reader != NULL && strcmp(reader, "threads") == 0;
+  ctx->uring = 0;
 #ifdef HAVE_LIBURING
   if (reader != NULL && strcmp(reader, "uring") == 0) {
     ctx->uring = 1;
-  } else if (reader == NULL || strcmp(reader, "read") != 0) {
-    reply_error("the C driver's readers are 'read' and 'uring'");
+  } else if (reader == NULL || (strcmp(reader, "read") != 0 && !ctx->threads)) {
+    reply_error("the C driver's readers are 'read', 'threads' and 'uring'");
     return -1;
-  } else {
-    ctx->uring = 0;
   }
 #else
-  if (reader == NULL || strcmp(reader, "read") != 0) {
+  if (reader == NULL || (strcmp(reader, "read") != 0 && !ctx->threads)) {
     reply_error(reader != NULL && strcmp(reader, "uring") == 0 ? "the C driver was built without liburing: no 'uring' reader"
-                                                                : "the C driver's one reader is 'read'");
+                                                                : "the C driver's readers are 'read' and 'threads'");
     return -1;
   }
 #endif
@@ -628,7 +747,7 @@ int main(void) {
   make_crc_table();
   fputs("{\"ready\":true,\"runtime\":\"c\",\"version\":", stdout);
   print_json_string(__VERSION__);
-  fputs(",\"gc\":false,\"loopStall\":null}\n", stdout);
+  printf(",\"gc\":false,\"loopStall\":null,\"threads\":%zu}\n", crew_threads());
   fflush(stdout);
   struct context ctx = {0};
   char *line = NULL;

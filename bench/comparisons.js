@@ -32,6 +32,8 @@ const COMPARISONS = [
   { shape: 'files', subject: 'smartReadSync loop', against: 'Bun best', of: isBun },
   { shape: 'files', subject: 'readMany auto ×64', against: 'C read loop', of: named('C read loop') },
   { shape: 'files', subject: 'smartReadSync loop', against: 'C read loop', of: named('C read loop') },
+  // The same least reads from every CPU at once: warm, the most this machine's CPUs make.
+  { shape: 'files', subject: 'readMany auto ×64', against: 'C read, every CPU', of: named('C read, every CPU') },
   // The least an io_uring reader does at the same depth: on a cold disk, the device's limit.
   { shape: 'files', subject: 'readMany auto ×64', against: 'C io_uring ×64', of: named('C io_uring ×64') },
 ];

@@ -26,7 +26,7 @@ const execFileAsync = promisify(execFile);
 
 const RUNNER = path.join(__dirname, 'peer_runner.js');
 const C_SOURCE = path.join(__dirname, 'c_read_loop.c');
-const C_FLAGS = ['-O2', '-std=gnu11', '-Wall', '-Wextra'];
+const C_FLAGS = ['-O2', '-std=gnu11', '-Wall', '-Wextra', '-pthread'];
 
 /** Where the peers are installed and the C driver is compiled. */
 function cacheDir(env = process.env) {
@@ -89,6 +89,9 @@ const PEER_READERS = [
   { peer: 'Deno', reader: 'Deno.readFileSync', file: 'Deno.readFileSync', files: 'Deno.readFileSync loop', async: false },
   { peer: 'Deno', reader: 'Deno.readFile', file: 'Deno.readFile', files: `Deno.readFile ×${IN_FLIGHT}`, async: true, cold: true },
   { peer: 'C', reader: 'read', file: 'C read', files: 'C read loop', async: false, cold: true },
+  // The same from every CPU at once (one thread each): warm, the most a batch reader can make of
+  // this machine's CPUs.
+  { peer: 'C', reader: 'threads', file: null, files: 'C read, every CPU', async: false },
   // The device's limit for a batch reader at the same depth, so in the cold trials only (warm,
   // its malloc'd buffers and io_uring's own path make it no limit of anything). Built where
   // liburing is (compileCDriver): otherwise skipped, with the reason.

@@ -53,8 +53,9 @@ const localPeers = [
   },
   {
     name: 'the C driver',
-    // 'uring' where it was built with liburing (the skip says when not).
-    readers: { sync: 'read', uring: 'uring' },
+    // 'threads': 'read' from every CPU at once; 'uring' where it was built with liburing (the
+    // skip says when not).
+    readers: { sync: 'read', threads: 'threads', uring: 'uring' },
     async start() {
       let compiled;
       try {
@@ -174,6 +175,21 @@ for (const local of localPeers) {
       await assert.rejects(peer.verify(local.readers.uring), { message: expected });
       await context('files', files);
       assert.equal(digestMismatch(files.map((f) => fs.readFileSync(f)), await peer.verify(local.readers.uring), files), null);
+    });
+
+    if (local.readers.threads) test('its reader on every CPU says how many threads it reads with, and fails as a loop would: the first failing file in list order', async (t) => {
+      if (skipped(t)) return;
+      assert.ok(Number.isInteger(peer.ready.threads) && peer.ready.threads >= 1, JSON.stringify(peer.ready));
+      const { missing, expected } = missingBeside(files[0]);
+      const later = path.join(path.dirname(missing), 'not-this-one-either');
+      // Many files after the first missing one, and another missing one among them: whichever
+      // thread meets which first, the answer is the first in the list.
+      const many = Array.from({ length: 50 }, (_, i) => files[i % files.length]);
+      await context('files', [files[0], missing, ...many, later, ...many]);
+      await assert.rejects(peer.verify(local.readers.threads), { message: expected });
+      await assert.rejects(peer.time(local.readers.threads, TIMING, false), { message: expected });
+      await context('files', many);
+      assert.equal(digestMismatch(many.map((f) => fs.readFileSync(f)), await peer.verify(local.readers.threads), many), null);
     });
 
     test('the bench\'s digest check catches a result that is not the baseline\'s', async (t) => {

@@ -38,7 +38,7 @@ const PEER_DRIVERS = {
     'Deno.readFile', 'C read'],
   'cold file': ['Bun fs.promises.readFile', 'Bun.file().bytes()', 'Deno.readFile', 'C read'],
   'warm files': ['Bun readFileSync loop', 'Bun fs.promises.readFile ×64', 'Bun.file().bytes() ×64', 'Deno.readFileSync loop',
-    'Deno.readFile ×64', 'C read loop'],
+    'Deno.readFile ×64', 'C read loop', 'C read, every CPU'],
   'cold files': ['Bun fs.promises.readFile ×64', 'Bun.file().bytes() ×64', 'Deno.readFile ×64', 'C read loop', 'C io_uring ×64'],
 };
 const DRIVERS = {
@@ -348,6 +348,7 @@ describe('a bench run at tiny sizes', () => {
         }
         if (byName(trial, 'readMany auto ×64') && byName(trial, 'smartReadSync loop')) expectedLabels.push('readMany auto ×64 ÷ smartReadSync loop');
         if (byName(trial, 'readMany auto ×64') && byName(trial, 'C read loop')) expectedLabels.push('readMany auto ×64 ÷ C read loop');
+        if (byName(trial, 'readMany auto ×64') && byName(trial, 'C read, every CPU')) expectedLabels.push('readMany auto ×64 ÷ C read, every CPU');
         for (const label of expectedLabels) assert.ok(trial.comparisons.some((c) => c.label === label), `${target.dir} ${trial.name}: ${label}`);
       }
     }
