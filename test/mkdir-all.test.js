@@ -11,7 +11,7 @@ const { pathToFileURL } = require('node:url');
 const { mkdirAll, mkdirAllSync, mkdirMany, engineInfo, createWriter } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, errorFacts, thrownBy, rejectionOf, setUpAsyncEngines, unreachableWithoutRoot,
-  stdoutLines, withinTime,
+  stdoutLines, withinTime, runToEnd,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -239,6 +239,49 @@ describe('mkdirMany', () => {
     const pending = mkdirMany(Array.from({ length: 2000 }, (_, i) => path.join(root, `b${i}`, 'c', 'd')), { signal: late.signal });
     late.abort();
     assert.equal((await rejectionOf(() => pending)).name, 'AbortError');
+  });
+
+  test('the thread pool\'s runs look at a stop byte: paths not begun when it is set are not made (ECANCELED)', async (t) => {
+    if (!native) return t.skip('the thread-pool engine needs the native addon');
+    const { native: binding } = require('../dist/engine.js');
+    const root = makeFixture(base);
+    const paths = ['a/b', 'c', 'd/e/f'].map((p) => path.join(root, p));
+    assert.deepEqual(await binding.threadpoolMkdirMany(paths, 0o777, undefined, undefined, Uint8Array.of(1)),
+      paths.map(() => ({ errno: -125, syscall: 'mkdir' })));
+    assert.deepEqual(fs.readdirSync(root), []);
+    // Not set: made as without one.
+    assert.deepEqual(await binding.threadpoolMkdirMany(paths, 0o777, undefined, undefined, new Uint8Array(1)),
+      [path.join(root, 'a').length, path.join(root, 'c').length, path.join(root, 'd').length]);
+    assert.deepEqual(fs.readdirSync(root).sort(), ['a', 'c', 'd']);
+  });
+
+  test('an abort leaves the thread pool\'s queued runs unmade', async (t) => {
+    if (!native) return t.skip('the thread-pool engine needs the native addon');
+    const root = makeFixture(base);
+    const fifo = path.join(root, 'fifo');
+    assert.equal((await runToEnd('mkfifo', [fifo])).code, 0);
+    // One pool thread, held in an open of a FIFO nobody writes: the runs mkdirMany starts wait
+    // behind it, and are still queued when the signal aborts. Then the FIFO gets its writer,
+    // and a stat queued after the runs tells when they have run.
+    const script = `
+      const fs = require('node:fs');
+      const path = require('node:path');
+      const { mkdirMany } = require('smartread');
+      const [root, fifo] = process.argv.slice(1);
+      fs.open(fifo, 'r', (err, fd) => { if (!err) fs.closeSync(fd); });
+      const controller = new AbortController();
+      const pending = mkdirMany(Array.from({ length: 200 }, (_, i) => path.join(root, 'made', 'd' + i, 'e')),
+        { strategy: 'threadpool', signal: controller.signal });
+      controller.abort();
+      pending.then(() => console.log('fulfilled'), (err) => console.log(err.name));
+      setTimeout(async () => {
+        fs.closeSync(fs.openSync(fifo, 'w'));
+        await fs.promises.stat(root);
+        console.log(JSON.stringify(fs.existsSync(path.join(root, 'made')) ? fs.readdirSync(path.join(root, 'made')) : []));
+      }, 100);`;
+    const run = await runToEnd(process.execPath, ['-e', script, root, fifo], { env: { UV_THREADPOOL_SIZE: '1' } });
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(run.stdout.trim().split('\n'), ['AbortError', '[]']);
   });
 });
 

@@ -3,6 +3,7 @@
 // for where io_uring is unavailable (and for confined writes).
 #include "threadpool_write.h"
 
+#include <cerrno>
 #include <string>
 #include <vector>
 
@@ -53,13 +54,24 @@ class MkdirManyJob final : public PoolJob {
   mode_t mode = 0777;
   Confinement confinement;
   std::shared_ptr<KnownDirs> known;
+  // A byte the JS thread sets (to non-zero) after an abort: the paths not begun by then are
+  // left unmade and fail with ECANCELED (as WriteRequest::stop). Null where none was given.
+  const uint8_t* stop = nullptr;
 
  private:
+  // failed_'s mark for a path stopped before it was begun: it failed at no level.
+  static constexpr int64_t kStopped = -2;
+
   void Execute() override {
     const DirSyscalls syscalls(confinement);
     results_.resize(paths.size());
     failed_.resize(paths.size());
     for (size_t i = 0; i < paths.size(); i++) {
+      if (stop != nullptr && __atomic_load_n(stop, __ATOMIC_RELAXED) != 0) {
+        results_[i] = -static_cast<int64_t>(ECANCELED) - 2;
+        failed_[i] = kStopped;
+        continue;
+      }
       int64_t first = -1;
       // For fs.mkdir's callers: its asynchronous walk's errors.
       const int err = MkdirAll(paths[i], mode, confinement.confined() ? nullptr : known.get(), syscalls, true,
@@ -76,7 +88,9 @@ class MkdirManyJob final : public PoolJob {
       if (results_[i] >= -1) {
         if (napi_create_double(env, static_cast<double>(results_[i]), &value) != napi_ok) return nullptr;
       } else {
-        value = MkdirFailureToJs(env, static_cast<int>(-(results_[i] + 2)), failed_[i]);
+        const int err = static_cast<int>(-(results_[i] + 2));
+        value = failed_[i] == kStopped ? FailureToJs(Napi::Env(env), Failure::Errno(err, Syscall::kMkdir))
+                                       : MkdirFailureToJs(env, err, failed_[i]);
         if (value == nullptr) return nullptr;
       }
       if (napi_set_element(env, out, static_cast<uint32_t>(i), value) != napi_ok) return nullptr;
@@ -161,7 +175,20 @@ Napi::Value ThreadpoolMkdirMany(const Napi::CallbackInfo& info, const std::share
   job->mode = static_cast<mode_t>(info[1].As<Napi::Number>().Uint32Value());
   job->confinement = ConfinementFromJs(info, 2);
   job->known = known;
-  return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:threadpoolMkdirMany"));
+  // info[4]: the stop byte's Uint8Array (MkdirManyJob::stop), held until the job is done.
+  napi_value keep = nullptr;
+  if (info.Length() > 4 && !info[4].IsUndefined()) {
+    napi_typedarray_type type;
+    size_t length = 0;
+    uint8_t* bytes = nullptr;
+    if (napi_get_typedarray_info(env, info[4], &type, &length, reinterpret_cast<void**>(&bytes), nullptr, nullptr) != napi_ok ||
+        type != napi_uint8_array || length < 1) {
+      return Napi::Value();
+    }
+    job->stop = bytes;
+    keep = info[4];
+  }
+  return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:threadpoolMkdirMany", keep));
 }
 
 }  // namespace smartread

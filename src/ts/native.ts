@@ -165,8 +165,10 @@ export interface NativeBinding {
    * begun (ECANCELED). */
   threadpoolWriteFiles(targets: ReadonlyArray<string | Buffer | number>, datas: readonly Uint8Array[], modes: Uint32Array,
     flags: number, flush: boolean, atomic: number, rootFd?: number, resolve?: number, stop?: Uint8Array): Promise<Array<RawFailure | undefined> | undefined>;
-  /** mkdirAllSync (asyncErrors) for each path in turn, on one pool thread. */
-  threadpoolMkdirMany(paths: ReadonlyArray<string | Buffer>, mode: number, rootFd?: number, resolve?: number): Promise<Array<number | RawFailure>>;
+  /** mkdirAllSync (asyncErrors) for each path in turn, on one pool thread. Setting `stop[0]`
+   * leaves the paths not begun unmade (ECANCELED). */
+  threadpoolMkdirMany(paths: ReadonlyArray<string | Buffer>, mode: number, rootFd?: number, resolve?: number,
+    stop?: Uint8Array): Promise<Array<number | RawFailure>>;
   /** What the kernel's io_uring can do for writes (why: the probe failed); absent without liburing. */
   uringWriteSupport?(): { writes: boolean; atomic: boolean; mkdir: boolean; why?: string };
   /** threadpoolWriteFiles' contract on the ring, `concurrency` files in flight; `id` names the

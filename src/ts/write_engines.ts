@@ -106,8 +106,9 @@ const syncEngine: WriteEngine = {
 const kPoolRunMax = 64;
 const kPoolLanesMax = 8;
 const stopped = new Set<number>();
-// The byte each running write job's pool runs look at (WriteRequest::stop), by id: set by
-// cancel(), so that the file a run is writing is not renamed over its target after an abort.
+// The byte each running job's pool runs look at (WriteRequest::stop, MkdirManyJob::stop), by
+// id: set by cancel(), so that the file a run is writing is not renamed over its target, and the
+// paths it has not begun are not made, after an abort.
 const stopBytes = new Map<number, Uint8Array>();
 
 function cancelPoolWrites(id: number): void {
@@ -161,14 +162,20 @@ function nativePoolEngine(binding: NativeBinding): WriteEngine {
     },
     async mkdirMany(paths, mode, confine, concurrency, id) {
       const results: MkdirResults = new Array(paths.length);
-      await inPoolRuns(paths.length, concurrency, id, async (start, end) => {
-        const run = await binding.threadpoolMkdirMany(paths.slice(start, end), mode, confine?.dirfd, confine?.resolve);
-        run.forEach((result, k) => {
-          results[start + k] = firstMade(paths[start + k], result);
+      const stop = new Uint8Array(1);
+      stopBytes.set(id, stop);
+      try {
+        await inPoolRuns(paths.length, concurrency, id, async (start, end) => {
+          const run = await binding.threadpoolMkdirMany(paths.slice(start, end), mode, confine?.dirfd, confine?.resolve, stop);
+          run.forEach((result, k) => {
+            results[start + k] = firstMade(paths[start + k], result);
+          });
+        }, (start, end) => {
+          for (let i = start; i < end; i++) results[i] = { errno: ECANCELED, syscall: 'mkdir' };
         });
-      }, (start, end) => {
-        for (let i = start; i < end; i++) results[i] = { errno: ECANCELED, syscall: 'mkdir' };
-      });
+      } finally {
+        stopBytes.delete(id);
+      }
       return results;
     },
     cancel: cancelPoolWrites,
