@@ -131,7 +131,7 @@ class RunJob final : public PoolJob {
     napi_value out = nullptr;
     void* data = nullptr;
     const size_t count = items.size();
-    if (napi_create_buffer_copy(env, used_, used_ > 0 ? slab_.data : nullptr, &data, &slab) != napi_ok ||
+    if (!WrapBytes(env, &slab) ||
         napi_create_arraybuffer(env, 2 * count * sizeof(int32_t), &data, &buffer) != napi_ok ||
         napi_create_typedarray(env, napi_int32_array, 2 * count, buffer, 0, &results) != napi_ok ||
         napi_create_array_with_length(env, 2, &out) != napi_ok ||
@@ -151,6 +151,20 @@ class RunJob final : public PoolJob {
       }
     }
     return out;
+  }
+
+  // The Buffer the run's results share: the slab itself where they fill at least half of it
+  // (large files: no copy on the JS thread, which the run is there to spare, and the block goes
+  // back to the pool once they are collected), else a copy of what they use.
+  bool WrapBytes(napi_env env, napi_value* out) {
+    if (blocks && used_ >= kSlab / 2) {
+      const Block slab = slab_;
+      slab_ = Block{};
+      // Lend() gives the block back to the pool itself if it fails.
+      return blocks->Lend(env, slab, used_, out);
+    }
+    void* data = nullptr;
+    return napi_create_buffer_copy(env, used_, used_ > 0 ? slab_.data : nullptr, &data, out) == napi_ok;
   }
 
   Block slab_;
