@@ -8,6 +8,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { pathToFileURL } = require('node:url');
 const { createHook } = require('node:async_hooks');
+const v8 = require('node:v8');
+const vm = require('node:vm');
 const { readMany, smartRead, tuning, setTuning } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, openFdCount, openFds, patternBuffer, assertSameBytes, errorFacts, rejectionOf, waitUntil,
@@ -20,6 +22,9 @@ const tempDirs = useTempDirs();
 
 const dir = tempDirs.tmpfs ?? tempDirs.disk;
 const missing = path.join(tempDirs.disk, 'missing');
+
+v8.setFlagsFromString('--expose-gc');
+const collectGarbage = vm.runInNewContext('gc');
 
 /** File i's 4 KiB: pattern bytes from offset i, with i itself at both ends, so no two are alike. */
 function contentOf(i) {
@@ -356,6 +361,49 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
       list.forEach((file, i) => assertSameBytes(results[i], patternBuffer(96 * 1024, i), `${kind}: ${i}`));
       assert.equal(openFdCount(), fdsBefore, `${kind}: descriptors: ${JSON.stringify(openFds())}`);
     }
+  });
+
+  test('a list too short for runs from its start hands half of what is left to one once the fast path has spent its share of a turn', async (t) => {
+    if (!addonWithTuningRestored(t, 'runs on pool threads are part of the addon')) return;
+    // A turn's share of 25 µs: spent after a few files of 64 KiB, with most of the list left.
+    setTuning({ readManyThreads: 1, fastPathBudgetUs: 50 });
+    const sizeOf = (i) => (i % 16 === 15 ? 300 * 1024 : 64 * 1024);
+    for (const { kind, dir: where } of tempDirs.all) {
+      // 101 paths (runs from the start are for more than 128): files of 64 KiB, some of 300 KiB
+      // (more than a run takes: left to the lanes), a missing one.
+      const list = Array.from({ length: 100 }, (_, i) => path.join(where, `handoff-${i}`));
+      list.forEach((file, i) => fs.writeFileSync(file, patternBuffer(sizeOf(i), i)));
+      const withMissing = [...list.slice(0, 50), `${missing}-handoff`, ...list.slice(50)];
+      const expected = (k) => (k < 50 ? k : k - 1);
+      await readMany(list);
+      const fdsBefore = openFdCount();
+      let results;
+      assert.ok(await poolRuns(async () => {
+        results = await readMany(withMissing, { settle: true });
+      }) > 0, `${kind}: a run went to a pool thread`);
+      const check = (what) => withMissing.forEach((file, k) => {
+        if (k === 50) {
+          assert.equal(results[k].reason.code, 'ENOENT', `${what} ${kind}: ${k}`);
+          return;
+        }
+        assertSameBytes(results[k].value, patternBuffer(sizeOf(expected(k)), expected(k)), `${what} ${kind}: ${k}`);
+      });
+      check('read:');
+      assert.equal(openFdCount(), fdsBefore, `${kind}: descriptors: ${JSON.stringify(openFds())}`);
+      // A run's results share the block it read them into: not handed out again while they
+      // live, whatever is read and collected meanwhile.
+      for (let i = 0; i < 3; i++) {
+        collectGarbage();
+        await new Promise(setImmediate);
+        await readMany(list.slice().reverse());
+      }
+      check('kept:');
+      // Not with a concurrency of 1.
+      assert.equal(await poolRuns(() => readMany(list, { concurrency: 1 })), 0, `${kind}: concurrency 1`);
+    }
+    setTuning({ readManyThreads: 0 });
+    assert.equal(await poolRuns(() => readMany(Array.from({ length: 100 }, (_, i) => path.join(tempDirs.disk, `handoff-${i}`)))), 0,
+      'readManyThreads 0: none');
   });
 
   test('a concurrency of 1 reads on the JS thread alone', async (t) => {

@@ -135,6 +135,10 @@ function flagsOrNull(flag: unknown): number | null {
 const kFirstRun = 16;
 // readMany reads a list of up to this many files as smartRead reads each (see readMany).
 const kShortList = 8;
+// The fewest paths left for which a list too short for runs elsewhere from its start hands half
+// of them to one once the fast path has spent its share of a turn: below it, the next turn reads
+// them sooner than a thread hop would.
+const kHandOffMin = 8;
 
 // One 'abort' listener per signal, shared by all the reads waiting on it (hundreds, in a
 // readMany), removed when the last of them settles.
@@ -436,6 +440,11 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
   // the event loop (turnStarted), the lanes wait for the next turn, so that a list of cached
   // files cannot hold the loop for longer than about the budget.
   const threads = tuning().readManyThreads;
+  // Whether runs may go to pool threads (see readElsewhere), and the pace of the fast path's
+  // runs on the JS thread in this call so far (see handOffHalf).
+  const canRunElsewhere = threads > 0 && concurrency > 1 && engine.readElsewhereMany !== undefined && runFlags !== null;
+  let inlineMs = 0;
+  let inlineFiles = 0;
   const turnBudgetMs = fastPathTurnMs();
   // One lane waits for the next turn to go on with the fast path; the others park until there
   // is work for the engines (misses, paths left by a run elsewhere), until a lane goes off to an
@@ -530,6 +539,7 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
       if (fastPath) {
         // What the fast path reads holds the JS thread: the lanes' share of a turn is bounded.
         if (turnSpent(turnBudgetMs)) {
+          handOffHalf();
           if (turnWaiter) {
             await park();
           } else {
@@ -554,11 +564,16 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
       const want = Math.min(runLength, list.length - start);
       const started = timing() ? performance.now() : -1;
       const endUse = common.root?.use();
+      const runStarted = canRunElsewhere ? performance.now() : 0;
       let count: number;
       try {
         count = engine.readNowMany!(list, start, start + want, runFlags!, run, common.root?.confine);
       } finally {
         endUse?.();
+      }
+      if (canRunElsewhere) {
+        inlineMs += performance.now() - runStarted;
+        inlineFiles += count;
       }
       next = start + count;
       let hits = 0;
@@ -580,6 +595,7 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
       } else {
         coldStretch = 0;
         runLength = kCachedRunMax;
+        handOffHalf();
       }
     }
   };
@@ -590,12 +606,31 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
   // read in flight beside the lanes', so a concurrency of 1 leaves the JS thread alone. Runs are
   // long (kElsewhereRunMax) while the list is, and never more than half of what is left, so
   // that the lanes do not end long before the last run does.
-  let elsewhere = threads > 0 && concurrency > 1 && engine.readElsewhereMany !== undefined && runFlags !== null &&
-    list.length > 2 * kCachedRunMax;
-  const readElsewhere = async () => {
+  const elsewhereFromStart = canRunElsewhere && list.length > 2 * kCachedRunMax;
+  let elsewhere = elsewhereFromStart;
+  // A shorter list gets one run there once the fast path's runs on the JS thread show more
+  // than a turn's share of work left at their pace (large files: 64 cached files of 64 KiB),
+  // half of what is left, read while the lanes go on with the other half. Less than that the
+  // JS thread reads sooner than a thread hop allows (64 cached files of 4 KiB: 0.64-0.68x the
+  // smartReadSync loop in the bench when they were handed off too, 0.97 without).
+  let handedOff: Promise<void> | null = null;
+  const handOffHalf = () => {
+    const remaining = list.length - next;
+    if (!canRunElsewhere || elsewhere || handedOff !== null || failed || remaining < kHandOffMin || coldStretch > 0 ||
+      inlineFiles === 0 || remaining * (inlineMs / inlineFiles) < turnBudgetMs) {
+      return;
+    }
+    elsewhere = true;
+    handedOff = readElsewhere(remaining >> 1).finally(() => {
+      elsewhere = false;
+    });
+    // Awaited by readAll; a rejection that ends the call first is the call's, not unhandled.
+    handedOff.catch(() => {});
+  };
+  const readElsewhere = async (only = 0) => {
     while (!failed && elsewhere && next < list.length) {
       const start = next;
-      const length = Math.max(kCachedRunMax, Math.min(kElsewhereRunMax, (list.length - start) >> 1));
+      const length = only > 0 ? Math.min(only, kElsewhereRunMax) : Math.max(kCachedRunMax, Math.min(kElsewhereRunMax, (list.length - start) >> 1));
       const end = Math.min(start + length, list.length);
       next = end;
       const started = timing() ? performance.now() : -1;
@@ -624,14 +659,16 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
         startLane();
       }
       if (hits === 0) elsewhere = false;
+      if (only > 0) return;
     }
   };
   const pending = () => nextMissed < missed.length || nextLeft < left.length;
   const readAll = async () => {
     await Promise.all([
       runLanes(),
-      ...Array.from({ length: elsewhere ? threads : 0 }, readElsewhere),
+      ...Array.from({ length: elsewhereFromStart ? threads : 0 }, () => readElsewhere()),
     ]);
+    if (handedOff !== null) await handedOff;
     // What the last runs elsewhere passed on after the lanes had ended.
     while (!failed && pending()) await runLanes();
   };
