@@ -363,7 +363,7 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
     }
   });
 
-  test('a list too short for runs from its start hands half of what is left to one once the fast path has spent its share of a turn', async (t) => {
+  test('a list too short for runs from its start hands half of what is left to one when more than a turn\'s share of work is left', async (t) => {
     if (!addonWithTuningRestored(t, 'runs on pool threads are part of the addon')) return;
     // A turn's share of 25 µs: spent after a few files of 64 KiB, with most of the list left.
     setTuning({ readManyThreads: 1, fastPathBudgetUs: 50 });

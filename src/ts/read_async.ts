@@ -135,9 +135,9 @@ function flagsOrNull(flag: unknown): number | null {
 const kFirstRun = 16;
 // readMany reads a list of up to this many files as smartRead reads each (see readMany).
 const kShortList = 8;
-// The fewest paths left for which a list too short for runs elsewhere from its start hands half
-// of them to one once the fast path has spent its share of a turn: below it, the next turn reads
-// them sooner than a thread hop would.
+// The fewest paths left of which a list too short for runs elsewhere from its start may hand half
+// to one (see handOffHalf in readMany): fewer are read sooner on the JS thread than a thread hop
+// would allow, whatever their size.
 const kHandOffMin = 8;
 
 // One 'abort' listener per signal, shared by all the reads waiting on it (hundreds, in a
