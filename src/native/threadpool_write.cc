@@ -104,6 +104,23 @@ class MkdirManyJob final : public PoolJob {
   std::vector<int64_t> failed_;
 };
 
+// The stop byte of a run at info[index] (a Uint8Array whose first byte the engine sets to stop
+// it: WriteRequest::stop, MkdirManyJob::stop): true with *stop null where none is given, false
+// where the argument is not one.
+bool StopByteArg(napi_env env, const Napi::CallbackInfo& info, size_t index, const uint8_t** stop) {
+  *stop = nullptr;
+  if (info.Length() <= index || info[index].IsUndefined()) return true;
+  napi_typedarray_type type;
+  size_t length = 0;
+  uint8_t* bytes = nullptr;
+  if (napi_get_typedarray_info(env, info[index], &type, &length, reinterpret_cast<void**>(&bytes), nullptr, nullptr) != napi_ok ||
+      type != napi_uint8_array || length < 1) {
+    return false;
+  }
+  *stop = bytes;
+  return true;
+}
+
 }  // namespace
 
 Napi::Value ThreadpoolWriteFiles(const Napi::CallbackInfo& info) {
@@ -129,16 +146,11 @@ Napi::Value ThreadpoolWriteFiles(const Napi::CallbackInfo& info) {
   // info[8]: a Uint8Array whose first byte the engine sets to stop the run (WriteRequest::stop);
   // held with the datas until the job is done.
   const uint8_t* stop = nullptr;
-  size_t stop_length = 0;
   napi_value keep = datas;
-  if (info.Length() > 8 && !info[8].IsUndefined()) {
-    uint8_t* bytes = nullptr;
-    if (napi_get_typedarray_info(env, info[8], &type, &stop_length, reinterpret_cast<void**>(&bytes), nullptr, nullptr) != napi_ok ||
-        type != napi_uint8_array || stop_length < 1 || napi_create_array_with_length(env, 2, &keep) != napi_ok ||
-        napi_set_element(env, keep, 0, datas) != napi_ok || napi_set_element(env, keep, 1, info[8]) != napi_ok) {
-      return Napi::Value();
-    }
-    stop = bytes;
+  if (!StopByteArg(env, info, 8, &stop) ||
+      (stop != nullptr && (napi_create_array_with_length(env, 2, &keep) != napi_ok ||
+                           napi_set_element(env, keep, 0, datas) != napi_ok || napi_set_element(env, keep, 1, info[8]) != napi_ok))) {
+    return Napi::Value();
   }
   for (uint32_t i = 0; i < count; i++) {
     WriteRequest& request = job->requests[i];
@@ -176,18 +188,8 @@ Napi::Value ThreadpoolMkdirMany(const Napi::CallbackInfo& info, const std::share
   job->confinement = ConfinementFromJs(info, 2);
   job->known = known;
   // info[4]: the stop byte's Uint8Array (MkdirManyJob::stop), held until the job is done.
-  napi_value keep = nullptr;
-  if (info.Length() > 4 && !info[4].IsUndefined()) {
-    napi_typedarray_type type;
-    size_t length = 0;
-    uint8_t* bytes = nullptr;
-    if (napi_get_typedarray_info(env, info[4], &type, &length, reinterpret_cast<void**>(&bytes), nullptr, nullptr) != napi_ok ||
-        type != napi_uint8_array || length < 1) {
-      return Napi::Value();
-    }
-    job->stop = bytes;
-    keep = info[4];
-  }
+  if (!StopByteArg(env, info, 4, &job->stop)) return Napi::Value();
+  napi_value keep = job->stop != nullptr ? static_cast<napi_value>(info[4]) : nullptr;
   return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:threadpoolMkdirMany", keep));
 }
 
