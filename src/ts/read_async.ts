@@ -443,6 +443,9 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
   // Whether runs may go to pool threads (see readElsewhere), and the pace of the fast path's
   // runs on the JS thread in this call so far (see handOffHalf).
   const canRunElsewhere = threads > 0 && concurrency > 1 && engine.readElsewhereMany !== undefined && runFlags !== null;
+  // A long list's runs go there from its start (readElsewhere); a shorter one may hand off once.
+  const elsewhereFromStart = canRunElsewhere && list.length > 2 * kCachedRunMax;
+  const mayHandOff = canRunElsewhere && !elsewhereFromStart;
   let inlineMs = 0;
   let inlineFiles = 0;
   const turnBudgetMs = fastPathTurnMs();
@@ -564,14 +567,14 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
       const want = Math.min(runLength, list.length - start);
       const started = timing() ? performance.now() : -1;
       const endUse = common.root?.use();
-      const runStarted = canRunElsewhere ? performance.now() : 0;
+      const runStarted = mayHandOff ? performance.now() : 0;
       let count: number;
       try {
         count = engine.readNowMany!(list, start, start + want, runFlags!, run, common.root?.confine);
       } finally {
         endUse?.();
       }
-      if (canRunElsewhere) {
+      if (mayHandOff) {
         inlineMs += performance.now() - runStarted;
         inlineFiles += count;
       }
@@ -606,7 +609,6 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
   // read in flight beside the lanes', so a concurrency of 1 leaves the JS thread alone. Runs are
   // long (kElsewhereRunMax) while the list is, and never more than half of what is left, so
   // that the lanes do not end long before the last run does.
-  const elsewhereFromStart = canRunElsewhere && list.length > 2 * kCachedRunMax;
   let elsewhere = elsewhereFromStart;
   // A shorter list gets one run there once the fast path's runs on the JS thread show more
   // than a turn's share of work left at their pace (large files: 64 cached files of 64 KiB),
@@ -616,7 +618,7 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
   let handedOff: Promise<void> | null = null;
   const handOffHalf = () => {
     const remaining = list.length - next;
-    if (!canRunElsewhere || elsewhere || handedOff !== null || failed || remaining < kHandOffMin || coldStretch > 0 ||
+    if (!mayHandOff || elsewhere || handedOff !== null || failed || remaining < kHandOffMin || coldStretch > 0 ||
       inlineFiles === 0 || remaining * (inlineMs / inlineFiles) < turnBudgetMs) {
       return;
     }
