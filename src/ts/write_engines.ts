@@ -117,8 +117,11 @@ function cancelPoolWrites(id: number): void {
   if (stop) stop[0] = 1;
 }
 
+// Each run gets the job's stop byte, which cancel(id) sets while the job runs.
 async function inPoolRuns(count: number, concurrency: number, id: number,
-  run: (start: number, end: number) => Promise<void>, skip: (start: number, end: number) => void): Promise<void> {
+  run: (start: number, end: number, stop: Uint8Array) => Promise<void>, skip: (start: number, end: number) => void): Promise<void> {
+  const stop = new Uint8Array(1);
+  stopBytes.set(id, stop);
   const lanes = Math.max(1, Math.min(kPoolLanesMax, Math.ceil(concurrency / 16), count));
   const size = Math.max(1, Math.min(kPoolRunMax, Math.ceil(count / (lanes * 4))));
   let next = 0;
@@ -128,13 +131,14 @@ async function inPoolRuns(count: number, concurrency: number, id: number,
       const end = Math.min(count, start + size);
       next = end;
       if (stopped.has(id)) skip(start, end);
-      else await run(start, end);
+      else await run(start, end, stop);
     }
   };
   try {
     await Promise.all(Array.from({ length: lanes }, lane));
   } finally {
     stopped.delete(id);
+    stopBytes.delete(id);
   }
 }
 
@@ -143,39 +147,27 @@ function nativePoolEngine(binding: NativeBinding): WriteEngine {
     name: 'threadpool',
     async writeFiles(job, concurrency, id) {
       let failures: WriteFailures;
-      const stop = new Uint8Array(1);
-      stopBytes.set(id, stop);
-      try {
-        await inPoolRuns(job.targets.length, concurrency, id, async (start, end) => {
-          const run = await binding.threadpoolWriteFiles(job.targets.slice(start, end), job.datas.slice(start, end),
-            job.modes.subarray(start, end), job.flags, job.flush, job.atomic, job.confine?.dirfd, job.confine?.resolve, stop);
-          run?.forEach((failure, k) => {
-            if (failure) (failures ??= [])[start + k] = failure;
-          });
-        }, (start, end) => {
-          for (let i = start; i < end; i++) (failures ??= [])[i] = cancelled;
+      await inPoolRuns(job.targets.length, concurrency, id, async (start, end, stop) => {
+        const run = await binding.threadpoolWriteFiles(job.targets.slice(start, end), job.datas.slice(start, end),
+          job.modes.subarray(start, end), job.flags, job.flush, job.atomic, job.confine?.dirfd, job.confine?.resolve, stop);
+        run?.forEach((failure, k) => {
+          if (failure) (failures ??= [])[start + k] = failure;
         });
-      } finally {
-        stopBytes.delete(id);
-      }
+      }, (start, end) => {
+        for (let i = start; i < end; i++) (failures ??= [])[i] = cancelled;
+      });
       return failures;
     },
     async mkdirMany(paths, mode, confine, concurrency, id) {
       const results: MkdirResults = new Array(paths.length);
-      const stop = new Uint8Array(1);
-      stopBytes.set(id, stop);
-      try {
-        await inPoolRuns(paths.length, concurrency, id, async (start, end) => {
-          const run = await binding.threadpoolMkdirMany(paths.slice(start, end), mode, confine?.dirfd, confine?.resolve, stop);
-          run.forEach((result, k) => {
-            results[start + k] = firstMade(paths[start + k], result);
-          });
-        }, (start, end) => {
-          for (let i = start; i < end; i++) results[i] = { errno: ECANCELED, syscall: 'mkdir' };
+      await inPoolRuns(paths.length, concurrency, id, async (start, end, stop) => {
+        const run = await binding.threadpoolMkdirMany(paths.slice(start, end), mode, confine?.dirfd, confine?.resolve, stop);
+        run.forEach((result, k) => {
+          results[start + k] = firstMade(paths[start + k], result);
         });
-      } finally {
-        stopBytes.delete(id);
-      }
+      }, (start, end) => {
+        for (let i = start; i < end; i++) results[i] = { errno: ECANCELED, syscall: 'mkdir' };
+      });
       return results;
     },
     cancel: cancelPoolWrites,
