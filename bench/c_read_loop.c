@@ -23,6 +23,15 @@
 // threads read) and waiting between operations (as a batch reader's pool would), and the
 // calling thread, each claiming the next unread file of the list. It is the least a batch reader that uses the whole machine must do: on warm files,
 // where reading is work for the CPUs, the limit of a readMany on this machine.
+// Of one file, the same crew reads chunks (CHUNK_BYTES each, claimed the same way) into the one
+// allocation of the file's size: the least a reader of one large file must do to use every CPU.
+// A file under two chunks is read by the calling thread alone, as 'read' does: waking the crew
+// would cost it more than it could share.
+//
+// While 'threads' is timed, one more thread stands for an event loop beside it: it sleeps
+// WATCH_MS at a time and records how late each wake-up was, as loop_stall.js records the loop's
+// stalls, and the reply's loopStall carries the longest and the p99. With every CPU copying,
+// that is how long this machine keeps a waking thread from running, whatever the reader.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +52,9 @@
 // What fs.readFileSync reads at a time from a file that reports no size (kReadFileUnknownBufferLength).
 #define UNKNOWN_SIZE_CHUNK (64 * 1024)
 #define PAGE_STRIDE 4096
+// The 'threads' reader's chunk of one file, and its watcher's sleep (see the top of this file).
+#define CHUNK_BYTES (2 * 1024 * 1024)
+#define WATCH_MS 1
 
 struct file_bytes {
   unsigned char *data;
@@ -120,16 +132,9 @@ static int fail(struct failure *failure, const char *syscall, const char *path) 
   return -1;
 }
 
-static int read_file(const char *path, struct file_bytes *out, struct failure *failure) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(failure, "open", path);
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    fail(failure, "fstat", path);
-    close(fd);
-    return -1;
-  }
-  size_t size = st.st_size > 0 ? (size_t)st.st_size : 0;
+/** Reads `fd`, open on `path`, whose fstat() gave `st`, to its end; closes it either way. */
+static int read_open_file(int fd, const struct stat *st, const char *path, struct file_bytes *out, struct failure *failure) {
+  size_t size = st->st_size > 0 ? (size_t)st->st_size : 0;
   size_t capacity = size > 0 ? size : UNKNOWN_SIZE_CHUNK;
   unsigned char *data = malloc(capacity);
   if (data == NULL) {
@@ -167,6 +172,25 @@ static int read_file(const char *path, struct file_bytes *out, struct failure *f
   out->data = data;
   out->length = length;
   return 0;
+}
+
+/** Opens `path`, or fails as fs.readFileSync would; fstat()s it into `st`. The fd, or -1. */
+static int open_and_stat(const char *path, struct stat *st, struct failure *failure) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(failure, "open", path);
+  if (fstat(fd, st) != 0) {
+    fail(failure, "fstat", path);
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+static int read_file(const char *path, struct file_bytes *out, struct failure *failure) {
+  struct stat st;
+  int fd = open_and_stat(path, &st, failure);
+  if (fd < 0) return -1;
+  return read_open_file(fd, &st, path, out, failure);
 }
 
 static size_t operation_files(const struct context *ctx) {
@@ -317,17 +341,66 @@ static struct {
   const struct context *ctx;
   struct file_bytes *results;
   size_t count;
-  atomic_size_t next;           // the next file to claim
+  atomic_size_t next;           // the next file (or, of one file, chunk) to claim
   atomic_int failed;            // a file failed: claim no more
   struct failure failure;       // the failure of the lowest index, as a loop would meet it first
   size_t failure_index;
+  // One file read in chunks (chunked): its descriptor, where its bytes go, its size, and the
+  // lowest offset at which a read came up short (the file shrank), else its size.
+  int chunked;
+  int fd;
+  unsigned char *dest;
+  size_t size;
+  size_t end;
 } crew = {
   .lock = PTHREAD_MUTEX_INITIALIZER,
   .start = PTHREAD_COND_INITIALIZER,
   .finished = PTHREAD_COND_INITIALIZER,
 };
 
+// Records the failure of claim `i` (a file's index, or a chunk's) if no lower one failed.
+static void crew_failed(size_t i, const struct failure *failure) {
+  pthread_mutex_lock(&crew.lock);
+  if (i < crew.failure_index) {
+    crew.failure_index = i;
+    crew.failure = *failure;
+  }
+  pthread_mutex_unlock(&crew.lock);
+  atomic_store_explicit(&crew.failed, 1, memory_order_relaxed);
+}
+
+static void crew_read_chunks(void) {
+  for (;;) {
+    if (atomic_load_explicit(&crew.failed, memory_order_relaxed)) return;
+    size_t i = atomic_fetch_add_explicit(&crew.next, 1, memory_order_relaxed);
+    size_t offset = i * CHUNK_BYTES;
+    if (offset >= crew.size) return;
+    size_t end = offset + CHUNK_BYTES < crew.size ? offset + CHUNK_BYTES : crew.size;
+    while (offset < end) {
+      ssize_t n = pread(crew.fd, crew.dest + offset, end - offset, (off_t)offset);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        struct failure failure;
+        fail(&failure, "read", crew.ctx->paths[0]);
+        crew_failed(i, &failure);
+        return;
+      }
+      if (n == 0) {
+        pthread_mutex_lock(&crew.lock);
+        if (offset < crew.end) crew.end = offset;
+        pthread_mutex_unlock(&crew.lock);
+        break;
+      }
+      offset += (size_t)n;
+    }
+  }
+}
+
 static void crew_read(void) {
+  if (crew.chunked) {
+    crew_read_chunks();
+    return;
+  }
   for (;;) {
     if (atomic_load_explicit(&crew.failed, memory_order_relaxed)) return;
     size_t i = atomic_fetch_add_explicit(&crew.next, 1, memory_order_relaxed);
@@ -336,13 +409,7 @@ static void crew_read(void) {
     if (read_file(crew.ctx->paths[i], &crew.results[i], &failure) == 0) continue;
     // Every file below a claimed one was claimed before it, and is read to its end: the lowest
     // failing index is found even though no more are claimed from here.
-    pthread_mutex_lock(&crew.lock);
-    if (i < crew.failure_index) {
-      crew.failure_index = i;
-      crew.failure = failure;
-    }
-    pthread_mutex_unlock(&crew.lock);
-    atomic_store_explicit(&crew.failed, 1, memory_order_relaxed);
+    crew_failed(i, &failure);
   }
 }
 
@@ -374,17 +441,9 @@ static void crew_make(void) {
   }
 }
 
-static int threads_operation(const struct context *ctx, struct file_bytes *results, struct failure *failure) {
-  size_t count = operation_files(ctx);
-  crew_make();
-  for (size_t i = 0; i < count; i++) {
-    results[i].data = NULL;
-    results[i].length = 0;
-  }
+/** Wakes the crew on the operation set up in `crew`, reads beside it, waits for it; 0 or -1. */
+static int crew_run(struct failure *failure) {
   pthread_mutex_lock(&crew.lock);
-  crew.ctx = ctx;
-  crew.results = results;
-  crew.count = count;
   atomic_store(&crew.next, 0);
   atomic_store(&crew.failed, 0);
   crew.failure_index = SIZE_MAX;
@@ -401,6 +460,52 @@ static int threads_operation(const struct context *ctx, struct file_bytes *resul
     status = -1;
   }
   pthread_mutex_unlock(&crew.lock);
+  return status;
+}
+
+/** One file by the whole crew, in chunks (a small one, or one without a size: by this thread). */
+static int threads_read_one(const struct context *ctx, struct file_bytes *result, struct failure *failure) {
+  const char *path = ctx->paths[0];
+  struct stat st;
+  int fd = open_and_stat(path, &st, failure);
+  if (fd < 0) return -1;
+  if (st.st_size < 2 * CHUNK_BYTES) return read_open_file(fd, &st, path, result, failure);
+  size_t size = (size_t)st.st_size;
+  unsigned char *data = malloc(size);
+  if (data == NULL) {
+    close(fd);
+    return fail(failure, "malloc", path);
+  }
+  crew.ctx = ctx;
+  crew.chunked = 1;
+  crew.fd = fd;
+  crew.dest = data;
+  crew.size = size;
+  crew.end = size;
+  int status = crew_run(failure);
+  crew.chunked = 0;
+  close(fd);
+  if (status != 0) {
+    free(data);
+    return -1;
+  }
+  result->data = data;
+  result->length = crew.end;
+  return 0;
+}
+
+static int threads_operation(const struct context *ctx, struct file_bytes *results, struct failure *failure) {
+  size_t count = operation_files(ctx);
+  crew_make();
+  for (size_t i = 0; i < count; i++) {
+    results[i].data = NULL;
+    results[i].length = 0;
+  }
+  if (!ctx->many) return threads_read_one(ctx, &results[0], failure);
+  crew.ctx = ctx;
+  crew.results = results;
+  crew.count = count;
+  int status = crew_run(failure);
   if (status != 0) free_results(results, count);
   return status;
 }
@@ -620,6 +725,62 @@ static void add_sample(struct samples *s, double ms) {
   s->ms[s->count++] = ms;
 }
 
+// The watcher of a timed 'threads' run (see the top of this file): a thread that sleeps WATCH_MS
+// at a time until told to stop, and the stalls it saw, in ms past each sleep.
+struct watcher {
+  pthread_t thread;
+  int running;
+  atomic_int stop;
+  struct samples stalls;
+};
+
+// It wakes once more after being told to stop, as loop_stall.js's stop() lets the timer fire once
+// more: a stall that ends the run is seen, and a run shorter than a sleep has one figure too.
+static void *watch_main(void *arg) {
+  struct watcher *w = arg;
+  double last = now_ms();
+  do {
+    struct timespec pause = {0, WATCH_MS * 1000000L};
+    nanosleep(&pause, NULL);
+    double woke = now_ms();
+    double stall = woke - last - WATCH_MS;
+    add_sample(&w->stalls, stall > 0 ? stall : 0);
+    last = woke;
+  } while (!atomic_load_explicit(&w->stop, memory_order_relaxed));
+  return NULL;
+}
+
+static void watch_start(struct watcher *w) {
+  atomic_store(&w->stop, 0);
+  w->running = pthread_create(&w->thread, NULL, watch_main, w) == 0;
+}
+
+static void watch_stop(struct watcher *w) {
+  if (!w->running) return;
+  atomic_store(&w->stop, 1);
+  pthread_join(w->thread, NULL);
+  w->running = 0;
+}
+
+static int compare_ms(const void *a, const void *b) {
+  double x = *(const double *)a;
+  double y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/** The watcher's figures in loop_stall.js's shape (one stretch; no GC), or null without any. */
+static void print_loop_stall(struct watcher *w) {
+  size_t n = w->stalls.count;
+  if (n == 0) {
+    fputs("null", stdout);
+    return;
+  }
+  qsort(w->stalls.ms, n, sizeof *w->stalls.ms, compare_ms);
+  size_t p99 = (n * 99 + 99) / 100;
+  printf("{\"resolutionMs\":%d,\"maxMs\":%.6f,\"p99Ms\":%.6f,\"stretches\":1,\"intervals\":%zu,\"gcMaxMs\":null,\"gcPauses\":null}",
+         WATCH_MS, w->stalls.ms[n - 1], w->stalls.ms[p99 - 1], n);
+}
+
 struct loop_state {
   const struct context *ctx;
   struct file_bytes *previous;  // the last operation's results, freed by the next one
@@ -713,6 +874,7 @@ static void command_time(struct context *ctx, char *args, char **line, size_t *l
     .line_capacity = line_capacity,
   };
   struct samples samples = {0};
+  struct watcher watcher = {0};
   int status = 0;
   if (warmup_iterations > 0) status = run_phase(&st, warmup_ms, warmup_iterations, NULL);
   int peak_rss_reset = 0;
@@ -723,7 +885,9 @@ static void command_time(struct context *ctx, char *args, char **line, size_t *l
     peak_rss_reset = reset_peak_rss();
     rss_before = resident_bytes();
     getrusage(RUSAGE_SELF, &before);
+    if (ctx->threads) watch_start(&watcher);
     status = run_phase(&st, time_ms, iterations, &samples);
+    watch_stop(&watcher);
     getrusage(RUSAGE_SELF, &after);
   }
   if (st.have_previous) free_results(st.previous, files);
@@ -735,12 +899,15 @@ static void command_time(struct context *ctx, char *args, char **line, size_t *l
     fputs("{\"ok\":true,\"samples\":[", stdout);
     for (size_t i = 0; i < samples.count; i++) printf("%s%.6f", i ? "," : "", samples.ms[i]);
     printf("],\"resources\":{\"operations\":%zu,\"peakRssReset\":%s,\"rssBeforeBytes\":%ld,\"peakRssBytes\":%ld,"
-           "\"minorFaults\":%ld,\"majorFaults\":%ld,\"faultsPerOperation\":%.6f},\"loopStall\":null}\n",
+           "\"minorFaults\":%ld,\"majorFaults\":%ld,\"faultsPerOperation\":%.6f},\"loopStall\":",
            samples.count, peak_rss_reset ? "true" : "false", rss_before, after.ru_maxrss * 1024L, minor, major,
            samples.count ? (double)(minor + major) / (double)samples.count : 0.0);
+    print_loop_stall(&watcher);
+    fputs("}\n", stdout);
     fflush(stdout);
   }
   free(samples.ms);
+  free(watcher.stalls.ms);
 }
 
 int main(void) {

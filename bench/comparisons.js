@@ -18,6 +18,9 @@ const COMPARISONS = [
   { shape: 'file', subject: 'smartRead auto', against: 'Bun best async', of: isBunAsync },
   { shape: 'file', subject: 'smartRead auto', against: 'Deno.readFile', of: named('Deno.readFile') },
   { shape: 'file', subject: 'smartRead auto', against: 'fs.readFileSync', of: named('fs.readFileSync') },
+  // The least a reader of one file does from every CPU at once: warm, the most this machine's
+  // CPUs make of a large file.
+  { shape: 'file', subject: 'smartRead auto', against: 'C read, every CPU', of: named('C read, every CPU') },
   // The most a reader of Node's that returns a new Buffer can make of the first: no read, only
   // the new Buffer and a copy into it; and the two runtimes' allocators at that.
   { shape: 'file', subject: 'new Buffer + copy (no read)', against: 'Bun readFileSync', of: named('Bun readFileSync') },

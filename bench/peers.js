@@ -89,9 +89,10 @@ const PEER_READERS = [
   { peer: 'Deno', reader: 'Deno.readFileSync', file: 'Deno.readFileSync', files: 'Deno.readFileSync loop', async: false },
   { peer: 'Deno', reader: 'Deno.readFile', file: 'Deno.readFile', files: `Deno.readFile ×${IN_FLIGHT}`, async: true, cold: true },
   { peer: 'C', reader: 'read', file: 'C read', files: 'C read loop', async: false, cold: true },
-  // The same from every CPU at once (one thread each): warm, the most a batch reader can make of
-  // this machine's CPUs.
-  { peer: 'C', reader: 'threads', file: null, files: 'C read, every CPU', async: false },
+  // The same from every CPU at once (one thread each; one file in chunks): warm, the most a
+  // reader can make of this machine's CPUs; and, from the thread it keeps beside them, how long
+  // the machine keeps a waking thread (an event loop) from running meanwhile (its loop max/p99).
+  { peer: 'C', reader: 'threads', file: 'C read, every CPU', files: 'C read, every CPU', async: false },
   // The device's limit for a batch reader at the same depth, so in the cold trials only (warm,
   // its malloc'd buffers and io_uring's own path make it no limit of anything). Built where
   // liburing is (compileCDriver): otherwise skipped, with the reason.

@@ -117,7 +117,7 @@ for (const local of localPeers) {
         }
       });
 
-      test(`its ${kind} reader is timed in its own process: samples, resources${kind === 'async' ? ', the event loop' : ''}`, async (t) => {
+      test(`its ${kind} reader is timed in its own process: samples, resources${kind === 'async' ? ', the event loop' : kind === 'threads' ? ', a watcher thread\'s stalls' : ''}`, async (t) => {
         if (skipped(t)) return;
         if (skipReaders[kind]) return t.skip(skipReaders[kind]);
         await context('files', files, { consumeAll: true });
@@ -126,7 +126,8 @@ for (const local of localPeers) {
         assert.ok(run.samples.every((ms) => ms > 0), 'every sample is a duration');
         assert.equal(run.resources.operations, run.samples.length);
         assert.ok(run.resources.peakRssBytes > 0 && run.resources.minorFaults >= 0 && run.resources.majorFaults >= 0, JSON.stringify(run.resources));
-        if (kind === 'async') {
+        // An async reader's loop, and the watcher thread beside the C driver's readers on every CPU.
+        if (kind === 'async' || kind === 'threads') {
           assert.ok(run.loopStall && run.loopStall.stretches === 1 && run.loopStall.maxMs >= run.loopStall.p99Ms, JSON.stringify(run.loopStall));
         } else {
           assert.equal(run.loopStall, null);
@@ -190,6 +191,27 @@ for (const local of localPeers) {
       await assert.rejects(peer.time(local.readers.threads, TIMING, false), { message: expected });
       await context('files', many);
       assert.equal(digestMismatch(many.map((f) => fs.readFileSync(f)), await peer.verify(local.readers.threads), many), null);
+    });
+
+    if (local.readers.threads) test('its reader on every CPU reads one large file in chunks, byte for byte, and times it with a watcher thread\'s stalls', async (t) => {
+      if (skipped(t)) return;
+      // Over two of its 2 MiB chunks and not a multiple of one; and a small file, read whole.
+      const large = writePattern(path.join(path.dirname(files[0]), 'large.bin'), 5 * 1024 * 1024 + 4097);
+      for (const file of [large, files[2]]) {
+        await context('file', [file]);
+        assert.equal(digestMismatch(fs.readFileSync(file), await peer.verify(local.readers.threads), [file]), null);
+        const run = await peer.time(local.readers.threads, TIMING, false);
+        assert.ok(run.samples.length >= TIMING.iterations, JSON.stringify(run.samples));
+        const stall = run.loopStall;
+        assert.ok(stall && stall.intervals >= 1 && stall.maxMs >= stall.p99Ms && stall.p99Ms >= 0, JSON.stringify(stall));
+        assert.equal(stall.gcMaxMs, null);
+      }
+      // The other readers keep no watcher.
+      assert.equal((await peer.time(local.readers.sync, TIMING, false)).loopStall, null);
+      const { missing, expected } = missingBeside(files[0]);
+      await context('file', [missing]);
+      await assert.rejects(peer.verify(local.readers.threads), { message: expected });
+      await assert.rejects(peer.time(local.readers.threads, TIMING, false), { message: expected });
     });
 
     test('the bench\'s digest check catches a result that is not the baseline\'s', async (t) => {

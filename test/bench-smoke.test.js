@@ -35,7 +35,7 @@ const TRIALS = ['warm-4k', 'warm-4k+consume', `warm-${FILES}x4k`, `warm-tree${TR
 const CORPUS_TRIALS = ['warm-corpus', 'cold-corpus'];
 const PEER_DRIVERS = {
   'warm file': ['Bun readFileSync', 'Bun fs.promises.readFile', 'Bun.file().bytes()', 'Bun new Buffer + copy (no read)', 'Deno.readFileSync',
-    'Deno.readFile', 'C read'],
+    'Deno.readFile', 'C read', 'C read, every CPU'],
   'cold file': ['Bun fs.promises.readFile', 'Bun.file().bytes()', 'Deno.readFile', 'C read'],
   'warm files': ['Bun readFileSync loop', 'Bun fs.promises.readFile ×64', 'Bun.file().bytes() ×64', 'Deno.readFileSync loop',
     'Deno.readFile ×64', 'C read loop', 'C read, every CPU'],
@@ -231,6 +231,10 @@ describe('a bench run at tiny sizes', () => {
             if (d.timedIn !== 'peer') {
               assert.ok(d.loopStall.gcMaxMs >= 0 && Number.isInteger(d.loopStall.gcPauses), `${what}: GC pauses ${JSON.stringify(d.loopStall)}`);
             }
+          } else if (d.name === 'C read, every CPU') {
+            // The C driver's watcher thread beside its readers: no V8, so no GC figures.
+            assert.ok(d.loopStall && d.loopStall.maxMs >= d.loopStall.p99Ms && d.loopStall.p99Ms >= 0 && d.loopStall.intervals >= 1, `${what}: the watcher's stalls`);
+            assert.equal(d.loopStall.gcMaxMs, null, `${what}: no GC pauses in C`);
           } else {
             assert.equal(d.loopStall, null, `${what}: no loop stall for a sync driver`);
           }
@@ -349,6 +353,7 @@ describe('a bench run at tiny sizes', () => {
         if (byName(trial, 'readMany auto ×64') && byName(trial, 'smartReadSync loop')) expectedLabels.push('readMany auto ×64 ÷ smartReadSync loop');
         if (byName(trial, 'readMany auto ×64') && byName(trial, 'C read loop')) expectedLabels.push('readMany auto ×64 ÷ C read loop');
         if (byName(trial, 'readMany auto ×64') && byName(trial, 'C read, every CPU')) expectedLabels.push('readMany auto ×64 ÷ C read, every CPU');
+        if (byName(trial, 'smartRead auto') && byName(trial, 'C read, every CPU')) expectedLabels.push('smartRead auto ÷ C read, every CPU');
         for (const label of expectedLabels) assert.ok(trial.comparisons.some((c) => c.label === label), `${target.dir} ${trial.name}: ${label}`);
       }
     }
