@@ -323,6 +323,28 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
     assert.equal(alone.length, plan.length);
   });
 
+  test('the call\'s encoding and root apply to every hit of a run, on the JS thread and on pool threads', async (t) => {
+    if (!addonWithTuningRestored(t, 'runs on pool threads are part of the addon')) return;
+    setTuning({ readManyThreads: 2 });
+    const some = files.slice(0, 600);
+    const names = some.map((file) => path.basename(file));
+    for (const [what, list, options] of [
+      ['hex', some, { encoding: 'hex' }],
+      ['latin1 beneath a root', names, { encoding: 'latin1', root: dir }],
+      ['Buffers beneath a root', names, { root: dir }],
+    ]) {
+      let results;
+      assert.ok(await poolRuns(async () => {
+        results = await readMany(list, options);
+      }) > 0, `${what}: runs went to pool threads`);
+      for (let i = 0; i < some.length; i++) {
+        const expected = options.encoding ? contentOf(i).toString(options.encoding) : contentOf(i);
+        if (options.encoding) assert.ok(results[i] === expected, `${what}: result ${i}`);
+        else assertSameBytes(results[i], expected, `${what}: result ${i}`);
+      }
+    }
+  });
+
   test('a file that changes between passes is read as it is now', async () => {
     const list = files.slice(0, 400).map((file, i) => path.join(path.dirname(file), `changing-${i}`));
     list.forEach((file, i) => fs.writeFileSync(file, contentOf(i)));

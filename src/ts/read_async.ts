@@ -375,6 +375,14 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
   const lanes = Math.min(concurrency, list.length);
   const { engine } = common;
   const runFlags = engine.readNowMany ? flagsOrNull(common.flag) : null;
+  // The request of every cache hit (the fast path's, only where runFlags is not null): a hit's
+  // path was a string the addon took (so valid: it refuses what getValidatedPath would), read
+  // with the call's flags; shape() needs only its encoding. One for the call instead of a
+  // request() per hit: node_modules' 9,487 cached files of up to 256 KiB, a call: medians
+  // 36.6-37.1 ms against 37.2-37.8, fastest 30.3-30.7 against 31.3-32.0 (four alternating runs
+  // of 50 calls).
+  const hitRequest: Request | null = runFlags === null ? null
+    : { engine, target: '', flags: runFlags, encoding: common.encoding, signal: common.signal, root: common.root };
   let next = 0;
   let failed = false;
   // Paths the fast path missed, waiting for any lane to read them through the engine, so that
@@ -403,12 +411,11 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
     }
     results[i] = { status: 'rejected', reason: err as Error };
   };
-  // `known`: the request of a string path that the fast path has just read (so valid: the addon
-  // refuses what getValidatedPath would), which a hit's shape() needs only for its encoding.
-  const takeHit = (i: number, raw: RawResult, started: number, known?: Request) => {
+  // Path i's hit (see hitRequest).
+  const takeHit = (i: number, raw: RawResult, started: number) => {
     try {
       if (common.signal?.aborted) throw abortError(common.signal, readMany);
-      const req = known ?? request(list[i], common, readMany);
+      const req = hitRequest!;
       countFastPath(true);
       let value: Buffer | string;
       try {
@@ -681,7 +688,6 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
   // The lanes take what is left, from the first file that is not a hit (its error, if any, is
   // theirs to give).
   if (list.length <= kShortList && runFlags !== null && engine.readNow) {
-    const known: Request = { engine, target: '', flags: runFlags, encoding: common.encoding, signal: common.signal, root: common.root };
     try {
       while (!failed && next < list.length) {
         const path = list[next];
@@ -695,8 +701,7 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
           endUse?.();
         }
         if (raw === null || raw === false || isRawFailure(raw)) break;
-        known.target = path;
-        takeHit(next++, raw, started, known);
+        takeHit(next++, raw, started);
       }
     } catch (err) {
       if (common.ownsRoot) common.root!.release();
