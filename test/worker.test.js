@@ -156,6 +156,36 @@ test('a worker terminated while it loads smartread', async () => {
   assert.equal(openFdCount(), fdsBefore);
 });
 
+// A worker that ends (process.exit, or terminate() from outside) while the addon reads a property
+// of an argument: the read fails, as every call into JavaScript does from then on, and the addon
+// must return rather than go on with the missing value (which node-addon-api turned into a fatal
+// error, "Error::New napi_get_last_error_info", killing the whole process: seen once in CI when
+// a worker was terminated while smartread's loader passed the addon its options). A getter that
+// ends the worker makes that moment certain; each call runs in a worker of a child process.
+test('a worker that ends while the addon reads its arguments: no fatal error', async (t) => {
+  const addon = engineInfo().path;
+  if (engineInfo().engine !== 'native') return t.skip('the native addon did not load');
+  const inWorker = `const binding = require(${JSON.stringify(addon)});
+    const call = require('node:worker_threads').workerData;
+    const ending = { get() { process.exit(0); }, enumerable: true };
+    if (call === 'setup') {
+      binding.setup(Object.defineProperty({ hugePages: false, blockPoolFrom: 0 }, 'maxLength', ending));
+    } else if (call === 'setTuning') {
+      binding.setTuning(Object.defineProperty({ ...binding.tuning() }, 'fastPathBudgetUs', ending));
+    } else {
+      binding.prefetch(Object.defineProperty(['/proc/version', '/proc/version'], 1, ending));
+    }
+    process.exit(3);`;
+  const script = `const { Worker } = require('node:worker_threads');
+    const codes = [];
+    for (const call of ['setup', 'setTuning', 'prefetch']) {
+      new Worker(${JSON.stringify(inWorker)}, { eval: true, workerData: call })
+        .on('exit', (code) => { codes.push(call + ' ' + code); if (codes.length === 3) console.log(codes.sort().join(', ')); });
+    }`;
+  const { code, signal, stdout, stderr } = await runToEnd(process.execPath, ['-e', script]);
+  assert.deepEqual([code, signal, stdout.trim()], [0, null, 'prefetch 0, setTuning 0, setup 0'], stderr);
+});
+
 // Node unloads an addon with the last environment that loaded it: here a worker's, the main
 // thread never requiring smartread. The worker's pool gives its 64 MiB block back at teardown,
 // to the process's unmapping thread, which must still have its code when munmap returns.

@@ -2,6 +2,9 @@
 // Module init: one Instance per Node environment, released by the environment's cleanup hook.
 #include <napi.h>
 
+#include <iterator>
+
+#include "args.h"
 #include "beneath.h"
 #include "block_pool.h"
 #include "cached_read.h"
@@ -99,14 +102,22 @@ class Addon : public Napi::Addon<Addon> {
 
   // setup({ maxLength, hugePages, blockPoolFrom }): facts of this runtime that only JS can read.
   Napi::Value Setup(const Napi::CallbackInfo& info) {
-    Napi::Object options = info[0].As<Napi::Object>();
-    instance_.max_length =
-        static_cast<uint64_t>(options.Get("maxLength").As<Napi::Number>().DoubleValue());
+    napi_env env = info.Env();
+    napi_value options = info[0];
+    double max_length;
+    bool huge_pages;
+    double block_pool_from;
+    // Nothing is set unless every option could be read (see NumberProperty).
+    if (!NumberProperty(env, options, "maxLength", &max_length) ||
+        !BoolProperty(env, options, "hugePages", &huge_pages) ||
+        !NumberProperty(env, options, "blockPoolFrom", &block_pool_from)) {
+      return Napi::Value();
+    }
+    instance_.max_length = static_cast<uint64_t>(max_length);
     // A fact of the machine (src/ts/huge_pages.ts decides it), the same in every environment.
-    SetHugePageAdvice(options.Get("hugePages").ToBoolean().Value());
+    SetHugePageAdvice(huge_pages);
     // Which results the pool takes by default depends on the runtime's V8 (src/ts/native.ts).
-    instance_.tuning.block_pool.from =
-        static_cast<uint64_t>(options.Get("blockPoolFrom").As<Napi::Number>().DoubleValue());
+    instance_.tuning.block_pool.from = static_cast<uint64_t>(block_pool_from);
     if (!instance_.blocks) {
       instance_.blocks = BlockPool::Create(env_);
       if (instance_.blocks) instance_.blocks->SetLimits(instance_.tuning.block_pool);
@@ -131,16 +142,24 @@ class Addon : public Napi::Addon<Addon> {
   // setTuning(tuning): every field of tuning(),
   // validated in JS. Reads already started keep what they began with.
   Napi::Value SetTuning(const Napi::CallbackInfo& info) {
-    Napi::Object in = info[0].As<Napi::Object>();
+    napi_env env = info.Env();
+    napi_value in = info[0];
+    static constexpr const char* kFields[] = {"fastPathBudgetUs", "copyRateMBps", "uringChunk", "uringInFlight",
+                                              "uringAsyncFrom", "blockPoolFrom", "blockPoolMaxBytes", "blockPoolIdleMs"};
+    double v[std::size(kFields)];
+    // All or nothing (see NumberProperty).
+    for (size_t i = 0; i < std::size(kFields); i++) {
+      if (!NumberProperty(env, in, kFields[i], &v[i])) return Napi::Value();
+    }
     Tuning& t = instance_.tuning;
-    t.fast_path_budget_us = static_cast<uint64_t>(in.Get("fastPathBudgetUs").As<Napi::Number>().DoubleValue());
-    t.copy_rate_mb_per_s = static_cast<uint64_t>(in.Get("copyRateMBps").As<Napi::Number>().DoubleValue());
-    t.uring_chunk = static_cast<uint64_t>(in.Get("uringChunk").As<Napi::Number>().DoubleValue());
-    t.uring_in_flight = in.Get("uringInFlight").As<Napi::Number>().Uint32Value();
-    t.uring_async_from = static_cast<uint64_t>(in.Get("uringAsyncFrom").As<Napi::Number>().DoubleValue());
-    t.block_pool.from = static_cast<uint64_t>(in.Get("blockPoolFrom").As<Napi::Number>().DoubleValue());
-    t.block_pool.max_bytes = static_cast<uint64_t>(in.Get("blockPoolMaxBytes").As<Napi::Number>().DoubleValue());
-    t.block_pool.idle_ms = static_cast<uint64_t>(in.Get("blockPoolIdleMs").As<Napi::Number>().DoubleValue());
+    t.fast_path_budget_us = static_cast<uint64_t>(v[0]);
+    t.copy_rate_mb_per_s = static_cast<uint64_t>(v[1]);
+    t.uring_chunk = static_cast<uint64_t>(v[2]);
+    t.uring_in_flight = static_cast<uint32_t>(v[3]);
+    t.uring_async_from = static_cast<uint64_t>(v[4]);
+    t.block_pool.from = static_cast<uint64_t>(v[5]);
+    t.block_pool.max_bytes = static_cast<uint64_t>(v[6]);
+    t.block_pool.idle_ms = static_cast<uint64_t>(v[7]);
     if (instance_.blocks) instance_.blocks->SetLimits(t.block_pool);
     return info.Env().Undefined();
   }

@@ -45,6 +45,19 @@ bool PathArg::From(napi_env env, napi_value value, Failure* failure) {
   return true;
 }
 
+bool NumberProperty(napi_env env, napi_value object, const char* key, double* out) {
+  napi_value value;
+  return napi_get_named_property(env, object, key, &value) == napi_ok &&
+         napi_get_value_double(env, value, out) == napi_ok;
+}
+
+bool BoolProperty(napi_env env, napi_value object, const char* key, bool* out) {
+  napi_value value;
+  napi_value coerced;
+  return napi_get_named_property(env, object, key, &value) == napi_ok &&
+         napi_coerce_to_bool(env, value, &coerced) == napi_ok && napi_get_value_bool(env, coerced, out) == napi_ok;
+}
+
 ReadTarget ReadTargetFromJs(const Napi::Value& value) {
   ReadTarget target;
   if (value.IsNumber()) {

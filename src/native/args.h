@@ -32,4 +32,12 @@ struct ReadTarget {
 
 ReadTarget ReadTargetFromJs(const Napi::Value& value);
 
+// object[key] as a number (or, for BoolProperty, coerced to a boolean). False when it cannot be
+// had: a getter threw, the value is not a number, or the environment is ending (a worker that
+// exits or is terminated fails every call into JavaScript from then on). The caller must then
+// return without using the value: node-addon-api's own getters answer a failure with an empty
+// Napi::Value, and any use of that one is a fatal error that takes the whole process down.
+bool NumberProperty(napi_env env, napi_value object, const char* key, double* out);
+bool BoolProperty(napi_env env, napi_value object, const char* key, bool* out);
+
 }  // namespace smartread

@@ -88,7 +88,12 @@ Napi::Value Prefetch(const Napi::CallbackInfo& info) {
   auto job = std::make_unique<PrefetchJob>();
   Napi::Array paths = info[0].As<Napi::Array>();
   job->paths.reserve(paths.Length());
-  for (uint32_t i = 0; i < paths.Length(); i++) job->paths.push_back(ReadTargetFromJs(paths.Get(i)).path);
+  for (uint32_t i = 0; i < paths.Length(); i++) {
+    // An element that cannot be had (a getter, or a worker ending: see NumberProperty) ends the call.
+    napi_value item;
+    if (napi_get_element(env, paths, i, &item) != napi_ok) return Napi::Value();
+    job->paths.push_back(ReadTargetFromJs(Napi::Value(env, item)).path);
+  }
   return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:prefetch"));
 }
 
