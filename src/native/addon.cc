@@ -205,7 +205,7 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value CachedReadBatchMethod(const Napi::CallbackInfo& info) {
     SmallFileBatch* batch = nullptr;
 #ifdef HAVE_LIBURING
-    if (info[6].ToBoolean()) batch = cached_batch_.get();
+    if (ArgIsTrue(info, 6)) batch = cached_batch_.get();
 #endif
     bool batch_failed = false;
     Napi::Value result = CachedReadBatch(info, instance_, batch, &batch_failed);

@@ -58,6 +58,11 @@ bool BoolProperty(napi_env env, napi_value object, const char* key, bool* out) {
          napi_coerce_to_bool(env, value, &coerced) == napi_ok && napi_get_value_bool(env, coerced, out) == napi_ok;
 }
 
+bool ArgIsTrue(const Napi::CallbackInfo& info, size_t index) {
+  bool value = false;
+  return info.Length() > index && napi_get_value_bool(info.Env(), info[index], &value) == napi_ok && value;
+}
+
 ReadTarget ReadTargetFromJs(const Napi::Value& value) {
   ReadTarget target;
   if (value.IsNumber()) {

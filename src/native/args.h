@@ -40,4 +40,9 @@ ReadTarget ReadTargetFromJs(const Napi::Value& value);
 bool NumberProperty(napi_env env, napi_value object, const char* key, double* out);
 bool BoolProperty(napi_env env, napi_value object, const char* key, bool* out);
 
+// Whether info[index] is the boolean true. Read without coercion, which runs no JavaScript and so
+// cannot fail while a worker ends; Napi::Value::ToBoolean() can, and then hands back an empty
+// Napi::Boolean whose use is fatal (see NumberProperty).
+bool ArgIsTrue(const Napi::CallbackInfo& info, size_t index);
+
 }  // namespace smartread

@@ -241,7 +241,7 @@ napi_value Ring::Read(const Napi::CallbackInfo& info) {
   // be opened so, it is read as any path is.
   int fd = target.fd;
   bool owns_fd = false;
-  if (fd < 0 && info.Length() > 6 && info[6].ToBoolean().Value()) {
+  if (fd < 0 && ArgIsTrue(info, 6)) {
     fd = OpenCachedRegular(target.path, flags, confinement);
     owns_fd = fd >= 0;
   }
