@@ -39,6 +39,19 @@ test('the defaults, and setTuning() refusing what is not a threshold or out of r
   assert.deepEqual(setTuning({ uringInFlight: 3 }), { ...defaults, uringInFlight: 3 });
 });
 
+// The addon's own setTuning() (what setTuning() calls once it has validated): a field it cannot
+// read is a TypeError, and none of the others is set (it reads them all before it sets any).
+test("the addon's setTuning() with a field it cannot read throws and changes nothing", (t) => {
+  if (!native) return t.skip('the native addon did not load');
+  const binding = require(engineInfo().path);
+  const before = binding.tuning();
+  const changed = { ...before, fastPathBudgetUs: before.fastPathBudgetUs + 1, blockPoolIdleMs: 'soon' };
+  assert.throws(() => binding.setTuning(changed), { name: 'TypeError', message: /setTuning\(tuning\): every field must be a number/ });
+  const thrown = new Error('from a getter');
+  assert.throws(() => binding.setTuning(Object.defineProperty({ ...changed }, 'uringChunk', { get() { throw thrown; } })), thrown);
+  assert.deepEqual(binding.tuning(), before);
+});
+
 test("the fast path's budget decides which cached files 'auto' reads on the calling thread", async (t) => {
   if (!native) {
     t.skip('the fast path is part of the addon');

@@ -111,7 +111,7 @@ class Addon : public Napi::Addon<Addon> {
     if (!NumberProperty(env, options, "maxLength", &max_length) ||
         !BoolProperty(env, options, "hugePages", &huge_pages) ||
         !NumberProperty(env, options, "blockPoolFrom", &block_pool_from)) {
-      return Napi::Value();
+      return BadArgument(env, "setup(options): options.maxLength and options.blockPoolFrom must be numbers");
     }
     instance_.max_length = static_cast<uint64_t>(max_length);
     // A fact of the machine (src/ts/huge_pages.ts decides it), the same in every environment.
@@ -149,7 +149,7 @@ class Addon : public Napi::Addon<Addon> {
     double v[std::size(kFields)];
     // All or nothing (see NumberProperty).
     for (size_t i = 0; i < std::size(kFields); i++) {
-      if (!NumberProperty(env, in, kFields[i], &v[i])) return Napi::Value();
+      if (!NumberProperty(env, in, kFields[i], &v[i])) return BadArgument(env, "setTuning(tuning): every field must be a number");
     }
     Tuning& t = instance_.tuning;
     t.fast_path_budget_us = static_cast<uint64_t>(v[0]);

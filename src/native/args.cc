@@ -58,6 +58,12 @@ bool BoolProperty(napi_env env, napi_value object, const char* key, bool* out) {
          napi_coerce_to_bool(env, value, &coerced) == napi_ok && napi_get_value_bool(env, coerced, out) == napi_ok;
 }
 
+Napi::Value BadArgument(napi_env env, const char* what) {
+  bool pending = false;
+  if (napi_is_exception_pending(env, &pending) == napi_ok && !pending) napi_throw_type_error(env, nullptr, what);
+  return Napi::Value();
+}
+
 bool ArgIsTrue(const Napi::CallbackInfo& info, size_t index) {
   bool value = false;
   return info.Length() > index && napi_get_value_bool(info.Env(), info[index], &value) == napi_ok && value;

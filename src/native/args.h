@@ -40,6 +40,10 @@ ReadTarget ReadTargetFromJs(const Napi::Value& value);
 bool NumberProperty(napi_env env, napi_value object, const char* key, double* out);
 bool BoolProperty(napi_env env, napi_value object, const char* key, bool* out);
 
+// What a method returns when such a read failed: a TypeError naming `what`, unless an exception is
+// already pending (a getter's), or none can be thrown any more (the environment is ending).
+Napi::Value BadArgument(napi_env env, const char* what);
+
 // Whether info[index] is the boolean true. Read without coercion, which runs no JavaScript and so
 // cannot fail while a worker ends; Napi::Value::ToBoolean() can, and then hands back an empty
 // Napi::Boolean whose use is fatal (see NumberProperty).
