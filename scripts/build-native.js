@@ -8,7 +8,7 @@
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { nodeHeadersDir } = require('./node-headers');
+const { nodeHeadersDir, compileJobsEnv } = require('./node-headers');
 
 const root = path.resolve(__dirname, '..');
 const force = process.argv.includes('--force');
@@ -18,12 +18,6 @@ function nodeGypCommand() {
   // npm points its scripts at the node-gyp it bundles; a checkout has it as a devDependency.
   if (process.env.npm_config_node_gyp) return [process.execPath, process.env.npm_config_node_gyp];
   return [process.execPath, require.resolve('node-gyp/bin/node-gyp.js')];
-}
-
-// node-gyp compiles one file at a time unless told otherwise; one job per core halves the build
-// on two cores (49 s against 25 here). Jobs the user chose (JOBS, or npm's `jobs` setting) win.
-function buildEnv() {
-  return process.env.JOBS || process.env.npm_config_jobs ? process.env : { ...process.env, JOBS: 'max' };
 }
 
 function nodedirArgs() {
@@ -68,7 +62,7 @@ if (!force) {
 
 const [cmd, ...pre] = nodeGypCommand();
 const args = [...pre, 'rebuild', ...nodedirArgs(), ...(debug ? ['--debug'] : [])];
-const result = spawnSync(cmd, args, { cwd: root, env: buildEnv(), stdio: force ? 'inherit' : ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+const result = spawnSync(cmd, args, { cwd: root, env: compileJobsEnv(), stdio: force ? 'inherit' : ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
 if (result.status === 0) {
   if (!force) process.stdout.write('smartread: native addon built\n');
   process.exit(0);

@@ -9,7 +9,7 @@ const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { nodeHeadersDir } = require('./node-headers');
+const { nodeHeadersDir, compileJobsEnv } = require('./node-headers');
 
 const root = path.resolve(__dirname, '..');
 
@@ -50,8 +50,7 @@ const prebuildify = require.resolve('prebuildify/bin.js');
 const run = spawnSync(process.execPath, [prebuildify, '--napi', '--tag-libc', '--strip', `--target=${process.versions.node}`,
   `--node-gyp=${path.join(root, 'node_modules', '.bin', 'node-gyp')}`, `--out=${root}`, staged], {
   stdio: 'inherit',
-  // One compile job per core, as build-native.js, unless the user chose.
-  env: { ...process.env, ...(process.env.JOBS || process.env.npm_config_jobs ? {} : { JOBS: 'max' }), SMARTREAD_STATIC_LIBURING: '1', npm_config_nodedir: headers },
+  env: { ...compileJobsEnv(), SMARTREAD_STATIC_LIBURING: '1', npm_config_nodedir: headers },
 });
 fs.rmSync(staged, { recursive: true, force: true });
 if (run.status !== 0) fail(`prebuildify exited with ${run.status ?? run.signal}`);
