@@ -129,6 +129,133 @@ describe('an already-aborted signal', () => {
   });
 });
 
+// The moments after a call at which an abort still comes before the promise settles: in the
+// caller's own tick, in a microtask it queues, on process.nextTick. fs.promises.readFile rejects
+// at each (it looks at the signal after its open, a thread-pool round trip later), however fast
+// the file would be read; smartread's fast path and io_uring's inline completions read a cached
+// file before any of them.
+const abortsAfterTheCall = {
+  'in the same tick': (controller, reason) => controller.abort(reason),
+  'in a microtask': (controller, reason) => queueMicrotask(() => controller.abort(reason)),
+  'on process.nextTick': (controller, reason) => process.nextTick(() => controller.abort(reason)),
+};
+
+describe('an abort after the call, before the promise settles, rejects as in fs.promises.readFile', () => {
+  const mid = path.join(dir, 'mid');
+  before(() => writePattern(mid, 64 * 1024 + 3));
+
+  for (const [when, abort] of Object.entries(abortsAfterTheCall)) {
+    test(`fs.promises.readFile, aborted ${when}: the reference rejects`, async () => {
+      const controller = new AbortController();
+      const reading = fs.promises.readFile(small, { signal: controller.signal });
+      abort(controller, reasons['an Error']);
+      assertAbortError(await rejectionOf(() => reading, 'fs.promises.readFile'), reasons['an Error'], when);
+    });
+
+    for (const strategy of [...STRATEGIES, 'mmap']) {
+      test(`strategy '${strategy}', aborted ${when}: smartRead, readMany and readMany settle reject, cached file or not`, async (t) => {
+        if (skipUnlessAvailable(t, strategy)) return;
+        const fdsBefore = openFdCount();
+        for (const file of [small, mid]) {
+          // Read once first: the cache-hit fast path then takes it on the calling thread.
+          assertSameBytes(await smartRead(file, { strategy }), fs.readFileSync(file), `${file} before`);
+          const cases = {
+            smartRead: (signal) => smartRead(file, { strategy, signal }),
+            'smartRead of an fd': (signal) => smartRead(fdOf(file), { strategy, signal }),
+            readMany: (signal) => readMany([file], { strategy, signal }),
+            'readMany of 3': (signal) => readMany([file, small, mid], { strategy, signal }),
+            'readMany settle': async (signal) => {
+              const [outcome] = await readMany([file], { strategy, signal, settle: true });
+              assert.equal(outcome.status, 'rejected', `readMany settle: ${outcome.status}`);
+              throw outcome.reason;
+            },
+          };
+          for (const [name, read] of Object.entries(cases)) {
+            const controller = new AbortController();
+            const reason = new Error(`${name} stopped`);
+            const reading = read(controller.signal);
+            abort(controller, reason);
+            assertAbortError(await rejectionOf(() => reading, name), reason, `${name} of ${path.basename(file)}, aborted ${when}`);
+            assert.equal(getEventListeners(controller.signal, 'abort').length, 0, `${name}: the signal is let go of`);
+          }
+        }
+        closeOpenedFds();
+        await untilFdCountIs(fdsBefore);
+      });
+    }
+  }
+
+  // The fds opened by 'smartRead of an fd' above, closed by the test that opened them.
+  const opened = [];
+  function fdOf(file) {
+    const fd = fs.openSync(file, 'r');
+    opened.push(fd);
+    return fd;
+  }
+  function closeOpenedFds() {
+    while (opened.length > 0) fs.closeSync(opened.pop());
+  }
+
+  // The calling thread's engine has failed to open before a microtask's abort; an open still in
+  // flight on another engine is abandoned at the abort, as every read in flight is (node:fs,
+  // which cannot stop its open, would report the open's error).
+  test('an open error found before the abort is the caller\'s, as in fs.promises.readFile', async () => {
+    const missing = path.join(dir, 'missing');
+    const controller = new AbortController();
+    const expected = rejectionOf(() => fs.promises.readFile(missing, { signal: controller.signal }), 'fs.promises.readFile');
+    const actual = rejectionOf(() => smartRead(missing, { signal: controller.signal, strategy: 'sync' }), 'smartRead');
+    queueMicrotask(() => controller.abort());
+    const theirs = await expected;
+    assert.equal(theirs.code, 'ENOENT');
+    assert.deepEqual(errorFacts(await actual), errorFacts(theirs));
+  });
+
+  test('a read\'s error loses to the abort, as in fs.promises.readFile (a directory: EISDIR from read)', async () => {
+    const controller = new AbortController();
+    const expected = rejectionOf(() => fs.promises.readFile(dir, { signal: controller.signal }), 'fs.promises.readFile');
+    const actual = rejectionOf(() => smartRead(dir, { signal: controller.signal }), 'smartRead');
+    controller.abort();
+    assertAbortError(await expected, controller.signal.reason, 'node:fs');
+    assertAbortError(await actual, controller.signal.reason, 'smartRead');
+  });
+
+  // The call is kept open by a FIFO that no writer ends before the abort; the two files before it
+  // are read in the call's own tick by the fast path (which the pure-JS engine does not have).
+  test('readMany settle: paths read before an abort on a later turn stay read', async (t) => {
+    if (engineInfo().engine !== 'native') {
+      t.skip('the pure-JS engine reads nothing on the calling thread: when a file is read is the thread pool\'s');
+      return;
+    }
+    await smartRead(small);
+    await smartRead(mid);
+    const controller = new AbortController();
+    const writer = fifoWriterOnRelease(fifo, 'too late\n', { readerMs: 1000 });
+    const reading = readMany([small, mid, fifo], { signal: controller.signal, settle: true });
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    controller.abort();
+    const outcomes = await withinTime(reading, 60000, 'readMany after the abort');
+    writer.release();
+    await writer.done;
+    assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled', 'rejected']);
+    assertSameBytes(outcomes[1].value, fs.readFileSync(mid), 'mid');
+    assertAbortError(outcomes[2].reason, controller.signal.reason, 'the FIFO');
+  });
+
+  test('a Proxy of a signal (as Node\'s tests pass, which takes no listener) is honoured too', async () => {
+    for (const when of Object.values(abortsAfterTheCall)) {
+      const controller = new AbortController();
+      const signal = new Proxy(controller.signal, {});
+      const theirs = rejectionOf(() => fs.promises.readFile(small, { signal }), 'fs.promises.readFile');
+      const ours = rejectionOf(() => smartRead(large, { signal, strategy: 'auto' }), 'smartRead');
+      when(controller, reasons['a string']);
+      assertAbortError(await theirs, reasons['a string'], 'node:fs, proxy');
+      assertAbortError(await ours, reasons['a string'], 'smartRead, proxy');
+    }
+    assertSameBytes(await smartRead(large, { signal: new Proxy(new AbortController().signal, {}) }), largeContent, 'not aborted');
+  });
+});
+
 describe('aborting while reads are in flight', () => {
   for (const strategy of STRATEGIES) {
     test(`strategy '${strategy}': 200 reads of a 4 MiB file, aborted on the next tick, all settle`, async (t) => {

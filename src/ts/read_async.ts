@@ -148,7 +148,10 @@ interface AbortWatch {
 }
 const abortWatches = new WeakMap<AbortSignal, AbortWatch>();
 
-function onAbort(signal: AbortSignal, waiter: () => void): () => void {
+// null where the signal takes no listener: node:fs only ever reads a signal's `aborted`, so it
+// takes any object that has one, a Proxy of an AbortSignal included (Node's own tests pass one),
+// whose addEventListener throws.
+function onAbort(signal: AbortSignal, waiter: () => void): (() => void) | null {
   let watch = abortWatches.get(signal);
   if (watch === undefined) {
     const waiters = new Set<() => void>();
@@ -156,9 +159,13 @@ function onAbort(signal: AbortSignal, waiter: () => void): () => void {
       abortWatches.delete(signal);
       for (const w of waiters) w();
     };
+    try {
+      signal.addEventListener('abort', fire, { once: true });
+    } catch {
+      return null;
+    }
     watch = { waiters, fire };
     abortWatches.set(signal, watch);
-    signal.addEventListener('abort', fire, { once: true });
   }
   const current = watch;
   current.waiters.add(waiter);
@@ -172,7 +179,8 @@ function onAbort(signal: AbortSignal, waiter: () => void): () => void {
 }
 
 // Settles with the engine's result, or rejects with an AbortError as soon as the signal fires
-// (the engine is told to stop; its own promise settles later and is ignored).
+// (the engine is told to stop; its own promise settles later and is ignored). A signal that
+// takes no listener is looked at once the engine is done.
 function untilAborted<T>(pending: Promise<T>, signal: AbortSignal, stop: () => void, caller: Function): Promise<T> {
   return new Promise((resolve, reject) => {
     const forget = onAbort(signal, () => {
@@ -180,10 +188,11 @@ function untilAborted<T>(pending: Promise<T>, signal: AbortSignal, stop: () => v
       reject(abortError(signal, caller));
     });
     pending.then((value) => {
-      forget();
-      resolve(value);
+      forget?.();
+      if (forget === null && signal.aborted) reject(abortError(signal, caller));
+      else resolve(value);
     }, (err) => {
-      forget();
+      forget?.();
       reject(err);
     });
   });
@@ -225,9 +234,26 @@ function servedBy(engine: AsyncEngine): ServedBy {
   return loadReport.engine === 'js' ? 'js' : engine.name;
 }
 
+// A read with a signal settles no sooner than the next turn of the event loop, as node:fs's
+// does (its open and fstat take a thread-pool round trip each): an abort issued after the call,
+// in the same tick, a microtask or on process.nextTick, must still reject it, however fast the
+// bytes came. The promise a call waits on is one immediate's, shared by every call of the turn.
+function settleNoSoonerThanNextTurn(signal: AbortSignal | undefined): Promise<void> | undefined {
+  return signal === undefined ? undefined : waitForNextTurn();
+}
+
+// Whether an abort seen before settling wins over a read's outcome. fs.promises.readFile looks at
+// its signal after its open and fstat, then before each read: an open's or an fstat's error is
+// the caller's whatever the signal says; the bytes, and a read's error, are not.
+function abortWinsOver(raw: RawResult): boolean {
+  return !isRawFailure(raw) || (raw.syscall !== 'open' && raw.syscall !== 'fstat');
+}
+
 // One read on req's engine: the fast path first where the engine has one (unless the caller
-// just tried it), then the engine; accounted for in the metrics either way.
-async function perform(req: Request, path: unknown, caller: Function, tryNow = true): Promise<Buffer | string> {
+// just tried it), then the engine; accounted for in the metrics either way. With `settleAfter`,
+// the outcome waits for it and then for the signal's last word (see settleNoSoonerThanNextTurn).
+async function perform(req: Request, path: unknown, caller: Function, tryNow = true,
+  settleAfter?: Promise<void>): Promise<Buffer | string> {
   const { engine, target, signal } = req;
   if (signal?.aborted) throw abortError(signal, caller);
   const started = timing() ? performance.now() : -1;
@@ -266,6 +292,10 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
         : engine.read(target, req.flags, true, id, confine);
       if (endUse) pending.then(endUse, endUse);
       raw = signal ? await untilAborted(pending, signal, () => engine.cancel?.(id), caller) : await pending;
+    }
+    if (settleAfter !== undefined) {
+      await settleAfter;
+      if (signal!.aborted && abortWinsOver(raw)) throw abortError(signal!, caller);
     }
     const namePath = isRawFailure(raw) && await readErrorNamesPath(raw, target);
     const value = shape(raw, req, path, caller, namePath);
@@ -315,7 +345,7 @@ export function smartRead(path: PathOrFd, options?: SmartReadOptions | BufferEnc
     common = commonOptions(options, smartRead);
     // As fs.promises.readFile: an aborted signal wins over an invalid path or flag.
     if (common.signal?.aborted) throw abortError(common.signal, smartRead);
-    const read = perform(request(path, common, smartRead), path, smartRead);
+    const read = perform(request(path, common, smartRead), path, smartRead, true, settleNoSoonerThanNextTurn(common.signal));
     if (!common.ownsRoot) return read;
     const root = common.root!;
     return read.finally(() => root.release());
@@ -399,8 +429,35 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
   let coldStretch = 0;
   let runLength = kFirstRun;
 
+  // With a signal, the call settles no sooner than the next turn (settleNoSoonerThanNextTurn):
+  // an abort by then rejects it, or with settle, every path read before then, which would not
+  // have settled yet either; a path read after it settled as it was read.
+  const { signal } = common;
+  const boundary = settleNoSoonerThanNextTurn(signal);
+  let readBeforeBoundary: number[] | null = null;
+  if (boundary !== undefined) {
+    readBeforeBoundary = [];
+    void boundary.then(() => {
+      const early = readBeforeBoundary!;
+      readBeforeBoundary = null;
+      if (!settle || !signal!.aborted) return;
+      for (const i of early) {
+        if ((results[i] as SettledRead<unknown>).status === 'fulfilled') {
+          results[i] = { status: 'rejected', reason: abortError(signal!, readMany) };
+        }
+      }
+    });
+  }
+  const settleCall = async () => {
+    if (boundary !== undefined) {
+      await boundary;
+      if (!settle && signal!.aborted) throw abortError(signal!, readMany);
+    }
+    return results;
+  };
   const store = (i: number, value: Buffer | string) => {
     results[i] = settle ? { status: 'fulfilled', value } : value;
+    readBeforeBoundary?.push(i);
   };
   // Records path i's error, or, without settle, ends the whole call with it.
   const fail = (i: number, err: unknown) => {
@@ -709,7 +766,7 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
     }
     if (next === list.length) {
       if (common.ownsRoot) common.root!.release();
-      return results;
+      return settleCall();
     }
   }
   // The call holds its root until every lane has ended, so that a call begun before its
@@ -721,5 +778,5 @@ export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOpti
   // their way in the kernel after a rejection; they hold the root themselves).
   if (common.ownsRoot) void running.then(() => common.root!.release(), () => common.root!.release());
   await running;
-  return results;
+  return settleCall();
 }
