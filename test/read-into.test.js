@@ -226,8 +226,17 @@ describe("errors are node:fs's", () => {
     }
   });
 
-  test("bad paths: node:fs's ERR_INVALID_ARG_TYPE / ERR_INVALID_ARG_VALUE", async () => {
-    for (const bad of [null, {}, 'a\u0000b', 5n]) {
+  test("neither a path nor an fd: fs.readSync's ERR_INVALID_ARG_TYPE, naming the fd", async () => {
+    for (const bad of [null, undefined, {}, 5n, true]) {
+      const theirs = errorFacts(thrownBy(() => fs.readSync(bad, Buffer.alloc(1))));
+      assert.match(theirs.message, /^The "fd" argument must be of type number/, String(bad));
+      assert.deepEqual(errorFacts(thrownBy(() => readIntoSync(bad, Buffer.alloc(1)))), theirs, String(bad));
+      assert.deepEqual(errorFacts(await rejectionOf(() => readInto(bad, Buffer.alloc(1)))), theirs, String(bad));
+    }
+  });
+
+  test("bad paths: node:fs's ERR_INVALID_ARG_VALUE", async () => {
+    for (const bad of ['a\u0000b', Buffer.from('a\u0000b')]) {
       const theirs = errorFacts(thrownBy(() => fs.openSync(bad)));
       assert.deepEqual(errorFacts(thrownBy(() => readIntoSync(bad, Buffer.alloc(1)))), theirs, String(bad));
       assert.deepEqual(errorFacts(await rejectionOf(() => readInto(bad, Buffer.alloc(1)))), theirs, String(bad));

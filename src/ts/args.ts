@@ -1,12 +1,15 @@
 // Argument normalisation with node:fs's rules, in node:fs's order, with node:fs's errors.
 import { fileURLToPath } from 'node:url';
 import { constants as fsConstants, readSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { invalidArgType, invalidArgValue, nullBytesInPath, outOfRange } from './errors';
 
 /** A path as node:fs takes one: a string, a Buffer, or a `file:` URL. */
 export type PathLike = string | Buffer | URL;
 /** A path, or an open file descriptor (read from its current position and left open). */
 export type PathOrFd = PathLike | number;
+/** What fs.promises.readFile reads: a path, an fd, or a FileHandle (from its position, left open). */
+export type PathOrHandle = PathOrFd | FileHandle;
 
 /** The options of fs.readFile, as smartread's readers take them. */
 export interface ReadFileOptions {
@@ -58,8 +61,25 @@ export function isFd(value: unknown): value is number {
   return ((value as number) | 0) === value;
 }
 
+/**
+ * Whether `value` is a FileHandle of node:fs/promises. Node does not export the class (its own
+ * check is a private brand), so it is told by its shape: the class's name, a numeric fd (-1 once
+ * closed) and the methods every release line's FileHandle has.
+ */
+export function isFileHandle(value: unknown): value is FileHandle {
+  if (value === null || typeof value !== 'object') return false;
+  const v = value as { constructor?: { name?: unknown }; fd?: unknown; readFile?: unknown; close?: unknown };
+  return v.constructor?.name === 'FileHandle' && typeof v.fd === 'number' &&
+    typeof v.readFile === 'function' && typeof v.close === 'function';
+}
+
+/** A path argument's fd where it is a FileHandle, else the argument as it was. */
+export function handleToFd<T>(value: T | FileHandle): T | number {
+  return isFileHandle(value) ? value.fd : value;
+}
+
 // node:internal/url isURL: a URL from any realm, without the legacy url.parse() shape.
-function isURL(value: unknown): value is URL {
+export function isURL(value: unknown): value is URL {
   const v = value as { href?: unknown; protocol?: unknown; auth?: unknown; path?: unknown } | null;
   return Boolean(v?.href && v.protocol && v.auth === undefined && v.path === undefined);
 }

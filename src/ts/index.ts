@@ -43,7 +43,7 @@ export type { PrefetchResult } from './prefetch';
 export type { BlockPoolMetrics, Metrics, MetricsSnapshot, PromClientRegistry, ServedBy, StrategyMetrics } from './metrics';
 export type { ReadManyOptions, SettledRead, SmartReadOptions } from './read_async';
 export type { Strategy } from './strategies';
-export type { PathLike, PathList, PathOrFd, ReadFileOptions } from './args';
+export type { PathLike, PathList, PathOrFd, PathOrHandle, ReadFileOptions } from './args';
 export type { FsError } from './errors';
 export type { HugePageAdvice } from './huge_pages';
 export { register, unregister } from './drop_in';

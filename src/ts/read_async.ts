@@ -1,7 +1,9 @@
 // smartRead and readMany: fs.promises.readFile's contract on the engine the strategy names.
 import { engineFor, strategyNames, type AsyncEngine, type Strategy } from './strategies';
 import { abortError, failureToError, invalidArgValue, outOfRange, strategyUnavailable } from './errors';
-import { getOptions, getValidatedPath, isFd, pathList, stringToFlags, type PathList, type PathOrFd, type ReadFileOptions } from './args';
+import {
+  getOptions, getValidatedPath, handleToFd, isFd, pathList, stringToFlags, type PathList, type PathOrHandle, type ReadFileOptions,
+} from './args';
 import { constants, statSync } from 'node:fs';
 import { originalReadFile } from './fs_originals';
 import { isRawFailure, type RawFailure, type RawResult } from './native';
@@ -104,8 +106,9 @@ export function commonOptions(options: unknown, caller: Function): Common {
   return { engine, encoding, signal, flag, ...rootOf(options, caller) };
 }
 
-/** One read's validated path or fd and open flags. */
-export function request(path: unknown, common: Common, caller: Function): Request {
+/** One read's validated path or fd (a FileHandle's) and open flags. */
+export function request(pathOrHandle: unknown, common: Common, caller: Function): Request {
+  const path = handleToFd(pathOrHandle);
   if (isFd(path)) {
     if (path < 0) throw outOfRange('fd', '>= 0 && <= 2147483647', path, caller);
     // An fd is already open: like fs.readFile, the flag is not looked at.
@@ -313,31 +316,31 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
  * Reads a whole file into a Buffer without blocking: the counterpart of fs.promises.readFile
  * (and of fs.readFile, as it also takes an fd), with its arguments, result and errors.
  *
- * @param path - The file, or an fd (read from its current position, left open).
+ * @param path - The file, or an fd or a FileHandle (read from its current position, left open).
  * @param options - The open flag, an AbortSignal, and the engine (`strategy`, default 'auto').
  * @returns The file's bytes.
  */
-export function smartRead(path: PathOrFd, options?: { encoding?: null; flag?: string | number; signal?: AbortSignal; strategy?: Strategy } | null): Promise<Buffer>;
+export function smartRead(path: PathOrHandle, options?: { encoding?: null; flag?: string | number; signal?: AbortSignal; strategy?: Strategy } | null): Promise<Buffer>;
 /**
  * Reads a whole file and decodes it without blocking, as fs.promises.readFile does with an
  * encoding.
  *
- * @param path - The file, or an fd (read from its current position, left open).
+ * @param path - The file, or an fd or a FileHandle (read from its current position, left open).
  * @param options - The encoding, or `{ encoding, flag, signal, strategy }`.
  * @returns The file's text.
  */
-export function smartRead(path: PathOrFd, options: { encoding: BufferEncoding; flag?: string | number; signal?: AbortSignal; strategy?: Strategy } | BufferEncoding): Promise<string>;
+export function smartRead(path: PathOrHandle, options: { encoding: BufferEncoding; flag?: string | number; signal?: AbortSignal; strategy?: Strategy } | BufferEncoding): Promise<string>;
 /**
  * Reads a whole file without blocking, as fs.promises.readFile does; a string when an encoding
  * is given. `strategy: 'auto'` reads a small cached file on the calling thread, others through
  * io_uring or the thread pool; the promise always settles asynchronously.
  *
- * @param path - The file, or an fd (read from its current position, left open).
+ * @param path - The file, or an fd or a FileHandle (read from its current position, left open).
  * @param options - An encoding, or {@link SmartReadOptions}.
  * @returns The file's bytes, or its text when an encoding is given.
  */
-export function smartRead(path: PathOrFd, options?: SmartReadOptions | BufferEncoding | null): Promise<string | Buffer>;
-export function smartRead(path: PathOrFd, options?: SmartReadOptions | BufferEncoding | null): Promise<string | Buffer> {
+export function smartRead(path: PathOrHandle, options?: SmartReadOptions | BufferEncoding | null): Promise<string | Buffer>;
+export function smartRead(path: PathOrHandle, options?: SmartReadOptions | BufferEncoding | null): Promise<string | Buffer> {
   // Not an async function itself: the common call (no root of its own) returns perform()'s
   // promise, without a second async frame to settle. Whatever throws here rejects.
   let common: Common | undefined;
@@ -359,39 +362,39 @@ export function smartRead(path: PathOrFd, options?: SmartReadOptions | BufferEnc
  * Reads every path, and resolves with one outcome per path in input order, as
  * Promise.allSettled does: no read's error rejects the whole.
  *
- * @param paths - The files (or fds), any iterable.
+ * @param paths - The files (or fds, or FileHandles), any iterable.
  * @param options - `settle: true`, and {@link ReadManyOptions}.
  * @returns `{ status: 'fulfilled', value }` or `{ status: 'rejected', reason }` per path.
  */
-export function readMany(paths: PathList<PathOrFd>, options: ReadManyOptions & { settle: true }): Promise<SettledRead<Buffer | string>[]>;
+export function readMany(paths: PathList<PathOrHandle>, options: ReadManyOptions & { settle: true }): Promise<SettledRead<Buffer | string>[]>;
 /**
  * Reads and decodes every path, with at most `concurrency` reads in flight.
  *
- * @param paths - The files (or fds), any iterable.
+ * @param paths - The files (or fds, or FileHandles), any iterable.
  * @param options - The encoding, or {@link ReadManyOptions} with one.
  * @returns Each file's text, in input order.
  */
-export function readMany(paths: PathList<PathOrFd>, options: (ReadManyOptions & { encoding: BufferEncoding }) | BufferEncoding): Promise<string[]>;
+export function readMany(paths: PathList<PathOrHandle>, options: (ReadManyOptions & { encoding: BufferEncoding }) | BufferEncoding): Promise<string[]>;
 /**
  * Reads every path, with at most `concurrency` reads in flight (default 64), and resolves with
  * their bytes in input order; rejects with the first error (node:fs-style, naming its file),
  * as Promise.all over fs.promises.readFile does, and starts no further reads.
  *
- * @param paths - The files (or fds), any iterable.
+ * @param paths - The files (or fds, or FileHandles), any iterable.
  * @param options - {@link ReadManyOptions}: those of smartRead, `concurrency` and `settle`.
  * @returns Each file's bytes, in input order.
  */
-export function readMany(paths: PathList<PathOrFd>, options?: ReadManyOptions | null): Promise<Buffer[]>;
+export function readMany(paths: PathList<PathOrHandle>, options?: ReadManyOptions | null): Promise<Buffer[]>;
 /**
  * Reads every path, with at most `concurrency` reads in flight; results in input order. Rejects
  * with the first error (node:fs-style, naming its file) unless `settle` is set.
  *
- * @param paths - The files (or fds), any iterable.
+ * @param paths - The files (or fds, or FileHandles), any iterable.
  * @param options - An encoding, or {@link ReadManyOptions}.
  * @returns Per path: its bytes, its text (with an encoding), or its outcome (with `settle`).
  */
-export function readMany(paths: PathList<PathOrFd>, options?: ReadManyOptions | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>>;
-export async function readMany(paths: PathList<PathOrFd>, options?: ReadManyOptions | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>> {
+export function readMany(paths: PathList<PathOrHandle>, options?: ReadManyOptions | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>>;
+export async function readMany(paths: PathList<PathOrHandle>, options?: ReadManyOptions | BufferEncoding | null): Promise<Array<Buffer | string | SettledRead<Buffer | string>>> {
   const list = pathList(paths, readMany);
   const many = options !== null && typeof options === 'object' ? options : {};
   const concurrency = many.concurrency ?? 64;

@@ -3,8 +3,8 @@
 import { engine } from './engine';
 import { failureToError, invalidArgValue } from './errors';
 import {
-  getValidatedPath, validateBuffer, validateFd, validateInteger, validateOffsetLengthRead,
-  validateOptionsObject, validatePosition, type PathOrFd,
+  getValidatedPath, handleToFd, isURL, validateBuffer, validateFd, validateInteger, validateOffsetLengthRead,
+  validateOptionsObject, validatePosition, type PathOrHandle,
 } from './args';
 import type { RawFailure } from './native';
 
@@ -43,11 +43,14 @@ interface Validated {
 // options object or the offset, the length, the position. null when there is nothing to read.
 function validate(pathOrFd: unknown, buffer: unknown, args: unknown[], caller: Function): Validated | null {
   let target: string | Buffer | number;
-  if (typeof pathOrFd === 'number') {
-    validateFd(pathOrFd, caller);
-    target = pathOrFd;
-  } else {
+  if (typeof pathOrFd === 'string' || pathOrFd instanceof Uint8Array || isURL(pathOrFd)) {
     target = getValidatedPath(pathOrFd, caller);
+  } else {
+    // Anything else is an fd, or a FileHandle's (read as FileHandle.read reads), and is named
+    // as fs.read names it: `The "fd" argument must be of type number`.
+    const fd = handleToFd(pathOrFd);
+    validateFd(fd, caller);
+    target = fd;
   }
   validateBuffer(buffer, caller);
   let [offset, length, position] = args as [unknown, unknown, unknown];
@@ -80,24 +83,24 @@ function isFailure(raw: number | RawFailure): raw is RawFailure {
  * read, at `position` or, without one, at the fd's position) or from a path (opened, read from
  * `position` until the range is full or the file ends, closed).
  *
- * @param pathOrFd - A path, or an open fd.
+ * @param pathOrFd - A path, or an open fd or FileHandle.
  * @param buffer - Where the bytes go: a Buffer, TypedArray or DataView.
  * @param options - `offset` and `length` in the buffer, `position` in the file.
  * @returns How many bytes were read.
  */
-export function readIntoSync(pathOrFd: PathOrFd, buffer: NodeJS.ArrayBufferView, options?: ReadIntoOptions | null): number;
+export function readIntoSync(pathOrFd: PathOrHandle, buffer: NodeJS.ArrayBufferView, options?: ReadIntoOptions | null): number;
 /**
  * readIntoSync with fs.readSync's positional arguments.
  *
- * @param pathOrFd - A path, or an open fd.
+ * @param pathOrFd - A path, or an open fd or FileHandle.
  * @param buffer - Where the bytes go: a Buffer, TypedArray or DataView.
  * @param offset - Where in the buffer the bytes go (default 0).
  * @param length - How many bytes to read (default: the rest of the buffer).
  * @param position - Where in the file to read from (null or -1: an fd's current position).
  * @returns How many bytes were read.
  */
-export function readIntoSync(pathOrFd: PathOrFd, buffer: NodeJS.ArrayBufferView, offset?: number | null, length?: number, position?: number | bigint | null): number;
-export function readIntoSync(pathOrFd: PathOrFd, buffer: NodeJS.ArrayBufferView, ...args: unknown[]): number {
+export function readIntoSync(pathOrFd: PathOrHandle, buffer: NodeJS.ArrayBufferView, offset?: number | null, length?: number, position?: number | bigint | null): number;
+export function readIntoSync(pathOrFd: PathOrHandle, buffer: NodeJS.ArrayBufferView, ...args: unknown[]): number {
   const req = validate(pathOrFd, buffer, args, readIntoSync);
   if (req === null) return 0;
   const raw = engine.readIntoSync(req.target, buffer, req.offset, req.length, req.position);
@@ -110,25 +113,25 @@ export function readIntoSync(pathOrFd: PathOrFd, buffer: NodeJS.ArrayBufferView,
  * shape of fs.promises FileHandle.read). Invalid arguments reject; nothing throws synchronously.
  *
  * @typeParam T - The buffer's type.
- * @param pathOrFd - A path, or an open fd.
+ * @param pathOrFd - A path, or an open fd or FileHandle.
  * @param buffer - Where the bytes go: a Buffer, TypedArray or DataView.
  * @param options - `offset` and `length` in the buffer, `position` in the file.
  * @returns How many bytes were read, and the buffer.
  */
-export function readInto<T extends NodeJS.ArrayBufferView>(pathOrFd: PathOrFd, buffer: T, options?: ReadIntoOptions | null): Promise<ReadIntoResult<T>>;
+export function readInto<T extends NodeJS.ArrayBufferView>(pathOrFd: PathOrHandle, buffer: T, options?: ReadIntoOptions | null): Promise<ReadIntoResult<T>>;
 /**
  * readInto with fs.read's positional arguments.
  *
  * @typeParam T - The buffer's type.
- * @param pathOrFd - A path, or an open fd.
+ * @param pathOrFd - A path, or an open fd or FileHandle.
  * @param buffer - Where the bytes go: a Buffer, TypedArray or DataView.
  * @param offset - Where in the buffer the bytes go (default 0).
  * @param length - How many bytes to read (default: the rest of the buffer).
  * @param position - Where in the file to read from (null or -1: an fd's current position).
  * @returns How many bytes were read, and the buffer.
  */
-export function readInto<T extends NodeJS.ArrayBufferView>(pathOrFd: PathOrFd, buffer: T, offset?: number | null, length?: number, position?: number | bigint | null): Promise<ReadIntoResult<T>>;
-export async function readInto<T extends NodeJS.ArrayBufferView>(pathOrFd: PathOrFd, buffer: T, ...args: unknown[]): Promise<ReadIntoResult<T>> {
+export function readInto<T extends NodeJS.ArrayBufferView>(pathOrFd: PathOrHandle, buffer: T, offset?: number | null, length?: number, position?: number | bigint | null): Promise<ReadIntoResult<T>>;
+export async function readInto<T extends NodeJS.ArrayBufferView>(pathOrFd: PathOrHandle, buffer: T, ...args: unknown[]): Promise<ReadIntoResult<T>> {
   const req = validate(pathOrFd, buffer, args, readInto);
   if (req === null) return { bytesRead: 0, buffer };
   const raw = await engine.readIntoAsync(req.target, buffer, req.offset, req.length, req.position);
