@@ -9,6 +9,8 @@ import { smartRead } from './read_async';
 import { smartReadSync } from './read_sync';
 import { loadReport } from './engine';
 import { originalPromisesReadFile, originalReadFile, originalReadFileSync } from './fs_originals';
+import { isFileHandle } from './args';
+import type { FileHandle } from 'node:fs/promises';
 
 /** node:fs's functions that a drop-in serves, and passes on to. */
 export interface FsReaders {
@@ -23,8 +25,9 @@ const kNodeMaxRead = 2 ** 31 - 1;
 
 // The encoding a call reads with, null for a Buffer, or kNotPlain: the options are anything but
 // undefined, null, a callback (readFile's defaults), an encoding name, or a plain object of
-// encoding (a name or null) and flag 'r'. Unknown keys go to node:fs: they may be a newer Node's
-// options (Node 24's `buffer`), and a signal has timing that only node:fs's own read has.
+// encoding (a name or null), flag 'r' and an AbortSignal not yet aborted (an aborted one is
+// node:fs's to refuse, at once, with the caller's frames in its stack). Unknown keys go to
+// node:fs: they may be a newer Node's options (Node 24's `buffer`).
 const kNotPlain = Symbol('not plain');
 type Encoding = BufferEncoding | null | typeof kNotPlain;
 
@@ -35,17 +38,24 @@ function plainEncoding(options: unknown): Encoding {
   const proto = Object.getPrototypeOf(options);
   if (proto !== Object.prototype && proto !== null) return kNotPlain;
   for (const key of Object.keys(options)) {
-    if (key !== 'encoding' && key !== 'flag') return kNotPlain;
+    if (key !== 'encoding' && key !== 'flag' && key !== 'signal') return kNotPlain;
   }
-  const { encoding, flag } = options as { encoding?: unknown; flag?: unknown };
+  const { encoding, flag, signal } = options as { encoding?: unknown; flag?: unknown; signal?: unknown };
   if (flag !== undefined && flag !== null && flag !== 'r') return kNotPlain;
+  if (signal !== undefined && (!(signal instanceof AbortSignal) || signal.aborted)) return kNotPlain;
   if (encoding === undefined || encoding === null) return null;
   return typeof encoding === 'string' && encoding !== 'buffer' && Buffer.isEncoding(encoding) ? encoding : kNotPlain;
 }
 
+// A plain call's signal (plainEncoding has let only an AbortSignal through).
+function signalOf(options: unknown): { signal?: AbortSignal } | undefined {
+  const signal = typeof options === 'object' && options !== null ? (options as { signal?: AbortSignal }).signal : undefined;
+  return signal === undefined ? undefined : { signal };
+}
+
 // The path as smartread takes it, or null: a string or Buffer without NUL bytes, or a valid
-// file: URL. An fd (read from its position), a FileHandle and anything invalid go to node:fs,
-// which also throws its own argument errors, at the moment it throws them.
+// file: URL. An fd (read from its position) and anything invalid go to node:fs, which also
+// throws its own argument errors, at the moment it throws them; a FileHandle is promisesReadFile's.
 function plainPath(path: unknown): string | Buffer | null {
   if (typeof path === 'string') return path.length > 0 && !path.includes('\u0000') ? path : null;
   if (Buffer.isBuffer(path)) return path.length > 0 && !path.includes(0) ? path : null;
@@ -66,6 +76,11 @@ function plainPath(path: unknown): string | Buffer | null {
 function finish(bytes: Buffer, encoding: BufferEncoding | null): Buffer | string | null {
   if (bytes.length > kNodeMaxRead) return null;
   if (encoding !== null) return bytes.length > bufferConstants.MAX_STRING_LENGTH ? null : bytes.toString(encoding);
+  return ownBuffer(bytes);
+}
+
+// The bytes in a Buffer that owns its whole ArrayBuffer.
+function ownBuffer(bytes: Buffer): Buffer {
   if (bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length) return bytes;
   const own = Buffer.allocUnsafeSlow(bytes.length);
   bytes.copy(own);
@@ -92,6 +107,19 @@ function withoutOwnFrames(err: unknown): unknown {
     err.stack = err.stack.split('\n').filter((line) => !line.includes(__filename)).join('\n');
   }
   return err;
+}
+
+// fs.promises.readFile(fileHandle): read from the handle's position, as node:fs does. Nothing
+// can be asked of node:fs again once smartread has read (the position has moved), so smartread's
+// error is the call's (it is node:fs's in message and properties); only a result past what
+// node:fs gives back goes to node:fs, which refuses it by the file's size before it reads.
+function readHandle(handle: FileHandle, encoding: BufferEncoding | null, options: { signal?: AbortSignal } | undefined,
+  byNode: () => Promise<Buffer | string>): Promise<Buffer | string> {
+  return smartRead(handle, options).then((bytes) => {
+    if (bytes.length > kNodeMaxRead) return byNode();
+    // Past V8's longest string, toString throws node:fs's own ERR_STRING_TOO_LONG.
+    return onLaterTurn(encoding !== null ? bytes.toString(encoding) : ownBuffer(bytes));
+  });
 }
 
 /**
@@ -145,7 +173,7 @@ export function dropInReaders(node: FsReaders, active: () => boolean): FsReaders
         throw withoutOwnFrames(err);
       }
     }
-    smartRead(target).then((bytes) => {
+    smartRead(target, signalOf(callback === undefined ? undefined : options)).then((bytes) => {
       const result = finish(bytes, encoding as BufferEncoding | null);
       // The callback runs on a later turn of the loop, as node:fs's does (see onLaterTurn): what
       // it throws is an uncaught exception, not a rejection of this promise.
@@ -156,14 +184,15 @@ export function dropInReaders(node: FsReaders, active: () => boolean): FsReaders
 
   function promisesReadFile(this: unknown, path: unknown, options?: unknown): Promise<Buffer | string> {
     const encoding = active() ? plainEncoding(options) : kNotPlain;
-    const target = encoding === kNotPlain ? null : plainPath(path);
     // eslint-disable-next-line prefer-rest-params
     const args = arguments;
     const self = this;
     const byNode = () => (Reflect.apply(node.promisesReadFile, self, args) as Promise<Buffer | string>)
       .catch((err: unknown) => { throw withoutOwnFrames(err); });
+    if (encoding !== kNotPlain && isFileHandle(path)) return readHandle(path, encoding, signalOf(options), byNode);
+    const target = encoding === kNotPlain ? null : plainPath(path);
     if (target === null) return byNode();
-    return smartRead(target).then((bytes) => {
+    return smartRead(target, signalOf(options)).then((bytes) => {
       const result = finish(bytes, encoding as BufferEncoding | null);
       return result === null ? byNode() : onLaterTurn(result);
     }, byNode);
