@@ -178,7 +178,12 @@ test('idle blocks go back to the system after blockPoolIdleMs, and past blockPoo
   const files = [0, 1, 2, 3].map((i) => writeFilled(path.join(dir, `idle-${i}`), 1 * MiB, i));
   await emptyPool();
   setTuning({ blockPoolIdleMs: 60_000, blockPoolMaxBytes: 2 * MiB });
-  let held = files.map((file) => smartReadSync(file));
+  // One read a turn: a turn maps new blocks only up to a quarter of blockPoolMaxBytes.
+  let held = [];
+  for (const file of files) {
+    held.push(smartReadSync(file));
+    await new Promise(setImmediate);
+  }
   assert.equal(pool().lentBlocks, 4);
   held = null;
   await collect();
@@ -221,10 +226,33 @@ test('a synchronous loop of large reads reuses blocks without yielding to the ev
     if (i % 8 === 0) gc();
   }
   const p = pool();
-  // Without taking back collected blocks in the loop itself, every read would map a new one
-  // (finalizers run only once the loop turns).
-  assert.ok(p.hits >= 20, `blocks recycled within the loop: ${JSON.stringify(p)}`);
+  // Without taking back collected blocks in the loop itself, no block would come back (finalizers
+  // run only once the loop turns). The turn maps two blocks of 32 MiB (a quarter of
+  // blockPoolMaxBytes), and each full collection gives both back: at least two hits after each
+  // of the four gc() calls that follow the first reads; more where scavenges find them sooner.
+  assert.ok(p.hits >= 8, `blocks recycled within the loop: ${JSON.stringify(p)}`);
+  assert.equal(p.misses, 2, `the turn's share of new blocks: ${JSON.stringify(p)}`);
   assert.ok(p.lentBlocks + p.idleBlocks <= 20, `blocks in use or idle: ${JSON.stringify(p)}`);
+});
+
+test("a turn of the event loop maps new blocks up to a quarter of blockPoolMaxBytes; past it, results get Node's memory", async (t) => {
+  if (!native) {
+    t.skip('the pool is part of the addon');
+    return;
+  }
+  const file = writePattern(path.join(tempDirs.tmpfs ?? tempDirs.disk, 'turn-share'), 1 * MiB);
+  const expected = fs.readFileSync(file);
+  await emptyPool();
+  setTuning({ blockPoolMaxBytes: 8 * MiB });
+  // Every result is held: no block can come back, whatever V8 collects.
+  const held = [];
+  for (let i = 0; i < 10; i++) held.push(smartReadSync(file));
+  assert.deepEqual([pool().misses, pool().declined, pool().lentBlocks], [2, 8, 2], `two blocks of 1 MiB, then Node's memory: ${JSON.stringify(pool())}`);
+  held.forEach((bytes, i) => assertSameBytes(bytes, expected, `read ${i}`));
+  await new Promise(setImmediate);
+  held.push(smartReadSync(file));
+  assert.equal(pool().misses, 3, 'the next turn maps again');
+  assertSameBytes(held[10], expected, 'read 10');
 });
 
 test('a synchronous loop of small pooled results gets back each scavenge\'s blocks, not only a full collection\'s', async (t) => {
@@ -327,12 +355,13 @@ test('a result settled by the ring is not held by it while the code awaiting it 
 
 test('metrics() reports the pool, also in the Prometheus text', async (t) => {
   const m = metrics();
-  assert.deepEqual(Object.keys(m.blockPool).sort(), ['hits', 'idleBlocks', 'idleBytes', 'lentBlocks', 'lentBytes', 'misses', 'processBytes', 'released']);
+  assert.deepEqual(Object.keys(m.blockPool).sort(), ['declined', 'hits', 'idleBlocks', 'idleBytes', 'lentBlocks', 'lentBytes', 'misses', 'processBytes', 'released']);
   const text = metrics.prometheus();
   assert.match(text, /smartread_block_pool_bytes\{state="idle"\} \d+/);
   assert.match(text, /smartread_block_pool_takes_total\{outcome="hit"\} \d+/);
+  assert.match(text, /smartread_block_pool_takes_total\{outcome="declined"\} \d+/);
   if (!native) {
-    assert.deepEqual(Object.values(m.blockPool), [0, 0, 0, 0, 0, 0, 0, 0], 'no pool on the JS engine');
+    assert.deepEqual(Object.values(m.blockPool), [0, 0, 0, 0, 0, 0, 0, 0, 0], 'no pool on the JS engine');
     t.skip('the pool is part of the addon');
   }
 });

@@ -165,7 +165,7 @@ class Addon : public Napi::Addon<Addon> {
   }
 
   // blockPoolStats() -> { idleBytes, idleBlocks, lentBytes, lentBlocks, hits, misses, released,
-  //                     processBytes },
+  //                     declined, processBytes },
   // or null where the environment has no pool.
   Napi::Value BlockPoolStatsMethod(const Napi::CallbackInfo& info) {
     if (!instance_.blocks) return info.Env().Null();
@@ -178,6 +178,7 @@ class Addon : public Napi::Addon<Addon> {
     out.Set("hits", static_cast<double>(stats.hits));
     out.Set("misses", static_cast<double>(stats.misses));
     out.Set("released", static_cast<double>(stats.released));
+    out.Set("declined", static_cast<double>(stats.declined));
     out.Set("processBytes", static_cast<double>(stats.process_bytes));
     return out;
   }

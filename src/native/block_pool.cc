@@ -119,8 +119,12 @@ std::shared_ptr<BlockPool> BlockPool::Create(napi_env env) {
   pool->timer_ = new uv_timer_t;
   uv_timer_init(loop, pool->timer_);
   pool->timer_->data = pool.get();
-  // Idle blocks never keep the process alive.
+  // Idle blocks never keep the process alive, nor does the end of a turn.
   uv_unref(reinterpret_cast<uv_handle_t*>(pool->timer_));
+  pool->turn_end_ = new uv_check_t;
+  uv_check_init(loop, pool->turn_end_);
+  pool->turn_end_->data = pool.get();
+  uv_unref(reinterpret_cast<uv_handle_t*>(pool->turn_end_));
   // The hook holds the pool until the timer is closed: finalizers of Buffers still alive at
   // teardown may return blocks after the environment's own references are gone.
   auto* holder = new std::shared_ptr<BlockPool>(pool);
@@ -130,15 +134,27 @@ std::shared_ptr<BlockPool> BlockPool::Create(napi_env env) {
       delete reinterpret_cast<uv_timer_t*>(handle);
     });
     pool->timer_ = nullptr;
+    pool->CloseTurnEnd();
     return nullptr;
   }
   return pool;
+}
+
+// The check handle holds nothing of the pool once it is closing: its close callback only frees
+// it, whenever it runs.
+void BlockPool::CloseTurnEnd() {
+  if (turn_end_ == nullptr) return;
+  uv_close(reinterpret_cast<uv_handle_t*>(turn_end_), [](uv_handle_t* handle) {
+    delete reinterpret_cast<uv_check_t*>(handle);
+  });
+  turn_end_ = nullptr;
 }
 
 void BlockPool::OnTeardown(napi_async_cleanup_hook_handle, void* arg) {
   auto* holder = static_cast<std::shared_ptr<BlockPool>*>(arg);
   BlockPool* self = holder->get();
   self->Close();
+  self->CloseTurnEnd();
   uv_timer_t* timer = self->timer_;
   {
     std::lock_guard<std::mutex> lock(self->mutex_);
@@ -171,7 +187,7 @@ bool BlockPool::Wants(size_t length) const {
   return !closed_ && limits_.from > 0 && length >= limits_.from;
 }
 
-Block BlockPool::Take(size_t length) {
+Block BlockPool::Take(size_t length, bool may_map) {
   const size_t capacity = SizeClass(length);
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -187,6 +203,10 @@ Block BlockPool::Take(size_t length) {
       stats_.lent_blocks++;
       block.recycled = true;
       return block;
+    }
+    if (!may_map) {
+      stats_.declined++;
+      return Block{};
     }
     stats_.misses++;
   }
@@ -309,9 +329,27 @@ bool BlockPool::Lend(napi_env env, const Block& block, size_t length, napi_value
 
 bool BlockPool::LendNew(napi_env env, size_t length, Block* block, napi_value* out) {
   CollectYoungIfDue(env, length);
-  *block = Take(length);
+  *block = Take(length, MayMapThisTurn());
   if (block->data == nullptr) return false;
+  if (!block->recycled) MappedThisTurn(block->capacity);
   return Wrap(env, *block, length, out);
+}
+
+bool BlockPool::MayMapThisTurn() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return mapped_this_turn_ < limits_.max_bytes / 4;
+}
+
+void BlockPool::MappedThisTurn(size_t capacity) {
+  mapped_this_turn_ += capacity;
+  if (turn_end_ != nullptr && uv_is_active(reinterpret_cast<uv_handle_t*>(turn_end_)) == 0) {
+    uv_check_start(turn_end_, &BlockPool::OnTurnEnd);
+  }
+}
+
+void BlockPool::OnTurnEnd(uv_check_t* check) {
+  static_cast<BlockPool*>(check->data)->mapped_this_turn_ = 0;
+  uv_check_stop(check);
 }
 
 bool BlockPool::Wrap(napi_env env, const Block& block, size_t length, napi_value* out) {

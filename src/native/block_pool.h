@@ -43,6 +43,9 @@ struct BlockPoolStats {
   uint64_t misses = 0;
   // Blocks given back to the system: idle too long, past the bound, or at teardown.
   uint64_t released = 0;
+  // Results left to Node's allocator: this turn of the event loop had mapped its share of new
+  // blocks already (see BlockPool's comment).
+  uint64_t declined = 0;
   // Bytes mapped by every environment's pool in this process, idle or lent.
   uint64_t process_bytes = 0;
 };
@@ -57,9 +60,20 @@ struct BlockPoolStats {
 // ArrayBuffer, and Reclaim() (on the JS thread, before a block is taken) takes back the blocks
 // of those V8 has collected; their finalizers, when they come, find them taken back.
 //
+// Reclaim() only sees what a full collection has found dead: while V8 marks incrementally,
+// scavenges leave the loans' ArrayBuffers alone, and a synchronous loop of large reads (16 MiB
+// x 300, results dropped at once) saw no block back for 100 reads at a time, mapped 3.2 GB and
+// peaked at 1.6-4.3 GB of RSS where fs.readFileSync held 145 MB. So in one turn of the event
+// loop, LendNew() maps new blocks only until it has mapped a quarter of max_bytes (64 MiB by
+// default; the block that crosses it is still mapped): past that, until the loop turns, a result
+// gets a recycled block if one is idle, else Node's allocator, whose memory V8 frees at its next
+// scavenge without the loop. A loop whose results come back in time (one that touches its
+// results, or awaits between reads) keeps recycling its first blocks and is not slowed.
+//
 // Take() may run on any thread (the thread-pool engine allocates on its workers); Lend(), the
-// finalizer and the idle timer run on the environment's JS thread. A block returned from
-// elsewhere is released at once rather than kept, as the timer can only be armed from there.
+// finalizer, the idle timer and the turn's check run on the environment's JS thread. A block
+// returned from elsewhere is released at once rather than kept, as the timer can only be armed
+// from there.
 class BlockPool : public std::enable_shared_from_this<BlockPool> {
  public:
   // nullptr when the environment has no event loop to run the idle timer on.
@@ -69,9 +83,9 @@ class BlockPool : public std::enable_shared_from_this<BlockPool> {
   // Whether a result of `length` bytes should come from the pool.
   bool Wants(size_t length) const;
   // A block of at least `length` bytes: a recycled one of its size class, or a new mapping
-  // (data nullptr when memory cannot be had). The caller owns it until it Lend()s or Give()s it.
-  // Any thread.
-  Block Take(size_t length);
+  // unless `may_map` is false (data nullptr when none is had). The caller owns it until it
+  // Lend()s or Give()s it. Any thread.
+  Block Take(size_t length, bool may_map = true);
   // Returns a block that was never lent out (a read that failed).
   void Give(const Block& block);
   // A Buffer of `length` bytes over the block, which goes back to the pool once V8 has
@@ -79,8 +93,8 @@ class BlockPool : public std::enable_shared_from_this<BlockPool> {
   bool Lend(napi_env env, const Block& block, size_t length, napi_value* out);
   // Take() and Lend() in one, on the JS thread, in the order that lets the block be a recycled
   // one: V8 is asked to free dead young results first, then collected Buffers' blocks are taken
-  // back, then one is taken. *block.data is nullptr, with nothing pending, when no memory could
-  // be mapped.
+  // back, then one is taken, a new one only within this turn's share. *block.data is nullptr,
+  // with nothing pending, when no block was had (the caller uses Node's allocator).
   bool LendNew(napi_env env, size_t length, Block* block, napi_value* out);
 
   void SetLimits(const BlockPoolLimits& limits);
@@ -110,6 +124,12 @@ class BlockPool : public std::enable_shared_from_this<BlockPool> {
   void TrimLocked(uint64_t now_ms);
   void ArmTimer();
   static void OnTimer(uv_timer_t* timer);
+  // LendNew()'s new mappings in this turn of the event loop, counted until the loop's next check
+  // phase (a check handle started by the first of a turn). JS thread only.
+  bool MayMapThisTurn() const;
+  void MappedThisTurn(size_t capacity);
+  static void OnTurnEnd(uv_check_t* check);
+  void CloseTurnEnd();
   // The environment's teardown: Close(), and the timer closed before the loop is.
   static void OnTeardown(napi_async_cleanup_hook_handle handle, void* arg);
   static void Release(const Block& block);
@@ -119,6 +139,8 @@ class BlockPool : public std::enable_shared_from_this<BlockPool> {
   const std::thread::id loop_thread_;
   uv_timer_t* timer_ = nullptr;
   bool timer_armed_ = false;
+  uv_check_t* turn_end_ = nullptr;
+  uint64_t mapped_this_turn_ = 0;
   napi_async_cleanup_hook_handle teardown_ = nullptr;
 
   mutable std::mutex mutex_;

@@ -51,8 +51,9 @@ export interface MetricsSnapshot {
   };
   /** This thread's pool of recycled blocks for large results (see tuning().blockPoolFrom):
    * the bytes and blocks it holds idle, those results hold now, the results that got a
-   * recycled block (hits) or a new one (misses), the blocks given back to the system; and the
-   * bytes the pools of every thread of the process hold mapped, idle or lent. */
+   * recycled block (hits) or a new one (misses) or were left to Node's allocator (declined),
+   * the blocks given back to the system; and the bytes the pools of every thread of the process
+   * hold mapped, idle or lent. */
   blockPool: BlockPoolMetrics;
   /** Whether reads are being counted (metrics.enable). */
   enabled: boolean;
@@ -76,21 +77,25 @@ export interface BlockPoolMetrics {
   misses: number;
   /** Blocks given back to the system: idle too long, past the bound, or at teardown. */
   released: number;
+  /** Large results left to Node's allocator: the turn of the event loop had mapped its share of
+   * new blocks (a synchronous loop, whose blocks cannot come back before the loop turns). */
+  declined: number;
   /** Bytes the pools of every thread of the process hold mapped, idle or lent. */
   processBytes: number;
 }
 
 // The pool's counters are the addon's, since it started; reset() keeps where they were.
-const blockPoolZero = { hits: 0, misses: 0, released: 0 };
+const blockPoolZero = { hits: 0, misses: 0, released: 0, declined: 0 };
 
 function blockPoolMetrics(): BlockPoolMetrics {
   const stats = native?.blockPoolStats() ?? null;
-  if (stats === null) return { idleBytes: 0, idleBlocks: 0, lentBytes: 0, lentBlocks: 0, hits: 0, misses: 0, released: 0, processBytes: 0 };
+  if (stats === null) return { idleBytes: 0, idleBlocks: 0, lentBytes: 0, lentBlocks: 0, hits: 0, misses: 0, released: 0, declined: 0, processBytes: 0 };
   return {
     ...stats,
     hits: stats.hits - blockPoolZero.hits,
     misses: stats.misses - blockPoolZero.misses,
     released: stats.released - blockPoolZero.released,
+    declined: stats.declined - blockPoolZero.declined,
   };
 }
 
@@ -226,8 +231,11 @@ function families(): Family[] {
       values: [{ labels: { state: 'idle' }, value: s.blockPool.idleBytes }, { labels: { state: 'lent' }, value: s.blockPool.lentBytes }],
     },
     {
-      name: 'smartread_block_pool_takes_total', help: 'Large results read into a recycled block (hit) or a new one (miss).', type: 'counter',
-      values: [{ labels: { outcome: 'hit' }, value: s.blockPool.hits }, { labels: { outcome: 'miss' }, value: s.blockPool.misses }],
+      name: 'smartread_block_pool_takes_total', help: "Large results read into a recycled block (hit), a new one (miss), or Node's memory (declined).", type: 'counter',
+      values: [
+        { labels: { outcome: 'hit' }, value: s.blockPool.hits }, { labels: { outcome: 'miss' }, value: s.blockPool.misses },
+        { labels: { outcome: 'declined' }, value: s.blockPool.declined },
+      ],
     },
     {
       name: 'smartread_read_duration_seconds', help: 'Latency of reads, by what served them (recorded while enabled).',
@@ -340,6 +348,6 @@ export const metrics: Metrics = Object.assign(snapshot, {
     errorsByCode.clear();
     fastPath.hits = fastPath.misses = 0;
     const stats = native?.blockPoolStats() ?? null;
-    if (stats !== null) Object.assign(blockPoolZero, { hits: stats.hits, misses: stats.misses, released: stats.released });
+    if (stats !== null) Object.assign(blockPoolZero, { hits: stats.hits, misses: stats.misses, released: stats.released, declined: stats.declined });
   },
 });

@@ -74,6 +74,7 @@ export interface BlockPoolStats {
   hits: number;
   misses: number;
   released: number;
+  declined: number;
   processBytes: number;
 }
 
