@@ -8,6 +8,7 @@ import {
   type PrefetchResult, type FsError,
 } from 'smartread';
 import { expectType } from './assert';
+import { open } from 'node:fs/promises';
 
 const url = new URL('file:///etc/hosts');
 const signal = new AbortController().signal;
@@ -38,6 +39,13 @@ async function asyncApi(): Promise<void> {
   expectType<string>()(await smartRead(url, { encoding: 'utf8', strategy: 'threadpool' }));
   expectType<string>()(await smartRead('/etc/hosts', 'base64'));
   expectType<string | Buffer>()(await smartRead('/etc/hosts', { encoding: someEncoding }));
+  // A FileHandle, as fs.promises.readFile takes one (not smartReadSync, as not fs.readFileSync).
+  const handle = await open('/etc/hosts');
+  expectType<string>()(await smartRead(handle, 'utf8'));
+  expectType<Buffer[]>()(await readMany([handle, '/etc/hosts', 3]));
+  expectType<number>()(readIntoSync(handle, Buffer.alloc(4)));
+  // @ts-expect-error: fs.readFileSync takes no FileHandle, nor does smartReadSync
+  smartReadSync(handle);
   // @ts-expect-error: not a strategy
   await smartRead('/etc/hosts', { strategy: 'fastest' });
   // @ts-expect-error: smartRead returns a promise, not a Buffer
