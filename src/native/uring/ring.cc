@@ -30,6 +30,8 @@ namespace uring {
 namespace {
 
 constexpr unsigned kSqEntries = 256;
+// io-wq's bounded workers (see Setup): as many as readMany keeps reads in flight by default.
+constexpr unsigned kBoundedWorkers = 64;
 // The longest chain that must go in one submission (a read's OPENAT and its two READs; the
 // kernel ends a link at the end of a submission) fits in the smallest SQ, with room to spare.
 constexpr unsigned kMinSqEntries = 4;
@@ -149,6 +151,14 @@ bool Ring::Setup(std::string* why) {
   if (slots == 0) return fail("io_uring sparse file table", EMFILE);
   int res = io_uring_register_files_sparse(&ring_, slots);
   if (res < 0) return fail("io_uring sparse file table", res);
+  // io-wq runs what the kernel cannot issue without blocking (every read and open on overlayfs,
+  // FUSE and NFS, which refuse non-blocking I/O; cold opens anywhere) on "bounded" workers, at
+  // most min(SQ entries, 4 x CPUs) of them by default: 8 here, so a filesystem that answers each
+  // request in a millisecond got no more than 8 in flight however many reads were submitted
+  // (readMany's default is 64). Workers are started only as work waits for them. Linux 5.15;
+  // an older kernel refuses the call and keeps its default.
+  unsigned max_workers[2] = {kBoundedWorkers, 0};  // 0: the unbounded workers' limit is kept
+  io_uring_register_iowq_max_workers(&ring_, max_workers);
   eventfd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (eventfd_ < 0) return fail("eventfd", errno);
   // Every completion signals it, inline ones too (their wake-up then finds nothing to do).
