@@ -9,6 +9,7 @@
         "src/native/addon.cc",
         "src/native/args.cc",
         "src/native/beneath.cc",
+        "src/native/blind_reads.cc",
         "src/native/block_pool.cc",
         "src/native/cached_read.cc",
         "src/native/cached_run.cc",

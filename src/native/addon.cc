@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Module init: one Instance per Node environment, released by the environment's cleanup hook.
 #include <napi.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include <iterator>
 
@@ -49,6 +51,8 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("tuning", &Addon::GetTuning),
         InstanceMethod("setTuning", &Addon::SetTuning),
         InstanceMethod("blockPoolStats", &Addon::BlockPoolStatsMethod),
+        InstanceMethod("blindReadsStats", &Addon::BlindReadsStatsMethod),
+        InstanceMethod("blindReadsLook", &Addon::BlindReadsLookMethod),
         InstanceMethod("readFileSync", &Addon::ReadFileSyncMethod),
         InstanceMethod("threadpoolRead", &Addon::ThreadpoolReadMethod),
         InstanceMethod("cachedRead", &Addon::CachedReadMethod),
@@ -180,6 +184,42 @@ class Addon : public Napi::Addon<Addon> {
     out.Set("released", static_cast<double>(stats.released));
     out.Set("declined", static_cast<double>(stats.declined));
     out.Set("processBytes", static_cast<double>(stats.process_bytes));
+    return out;
+  }
+
+  // blindReadsStats() -> { firstRead, recentRead, resident, notResident, cooling, misjudged }:
+  // the fast path's judgements on filesystems that refuse RWF_NOWAIT (see BlindReads).
+  Napi::Value BlindReadsStatsMethod(const Napi::CallbackInfo& info) {
+    const BlindReads::Stats stats = instance_.blind->stats();
+    Napi::Object out = Napi::Object::New(info.Env());
+    static const char* const kNames[BlindReads::kJudgements] = {"firstRead", "recentRead", "resident", "notResident", "cooling"};
+    for (size_t i = 0; i < BlindReads::kJudgements; i++) out.Set(kNames[i], static_cast<double>(stats.judged[i]));
+    out.Set("misjudged", static_cast<double>(stats.misjudged));
+    return out;
+  }
+
+  // blindReadsLook(pathOrFd) -> null, or { filesystem, judgement, coolingMs }: how the fast path
+  // would judge a read of that file now, where its filesystem is known to refuse RWF_NOWAIT
+  // (explain()); null too where it cannot be looked at (explain() reports that itself).
+  Napi::Value BlindReadsLookMethod(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    struct stat st {};
+    if (info[0].IsNumber()) {
+      if (fstat(info[0].As<Napi::Number>().Int32Value(), &st) != 0) return env.Null();
+    } else {
+      PathArg path;
+      Failure failure;
+      if (!path.From(env, info[0], &failure) || stat(path.c_str(), &st) != 0) return env.Null();
+    }
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    BlindReads::Peek peek;
+    if (!instance_.blind->Look(st, int64_t{now.tv_sec} * 1000000000 + now.tv_nsec, &peek)) return env.Null();
+    static const char* const kNames[BlindReads::kJudgements] = {"first-read", "recent-read", "resident", "not-resident", "cooling"};
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("filesystem", peek.filesystem);
+    out.Set("judgement", kNames[static_cast<size_t>(peek.judgement)]);
+    out.Set("coolingMs", static_cast<double>(peek.cooling_ms));
     return out;
   }
 

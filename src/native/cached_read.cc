@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "args.h"
+#include "blind_reads.h"
 #include "dest_buffer.h"
 #include "errors.h"
 #include "file_io.h"
@@ -32,12 +33,16 @@ bool IsMiss(int err) {
   return err == EAGAIN || err == ENOSYS || err == EINVAL || err == EOPNOTSUPP || err == EPERM;
 }
 
-// Reads without waiting; the hints remember the devices found to be in memory.
-ssize_t ReadIfCached(FastPathHints& hints, int fd, dev_t dev, uint8_t* data, size_t size) {
-  const bool known_in_memory = hints.InMemory(dev);
+// Reads without waiting (see ReadUnlessWaiting, and `opened_ns` there); the hints remember the
+// devices found to be in memory.
+ssize_t ReadIfCached(Instance& instance, int fd, const struct stat& st, uint8_t* data, size_t size,
+                     int64_t opened_ns) {
+  FastPathHints& hints = instance.fast_path;
+  const bool known_in_memory = hints.InMemory(st.st_dev);
   bool in_memory = known_in_memory;
-  const NoWaitRead read = ReadWithoutWaiting(fd, data, size, 0, &in_memory);
-  if (in_memory && !known_in_memory) hints.SetInMemory(dev);
+  const ReadBudget budget{instance.tuning.fast_path_budget_us, instance.tuning.copy_rate_mb_per_s};
+  const NoWaitRead read = ReadUnlessWaiting(*instance.blind, fd, st, data, size, &in_memory, budget, opened_ns);
+  if (in_memory && !known_in_memory) hints.SetInMemory(st.st_dev);
   return read.error != 0 ? -read.error : static_cast<ssize_t>(read.done);
 }
 
@@ -81,7 +86,13 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
   const bool remember = !confinement.confined();
   uint64_t known_size = 0;
   bool batchable = false;
-  const bool known_regular = remember && hints.KnownRegular(path, &known_size, &batchable);
+  dev_t known_dev = 0;
+  BlindReads& blind = *instance.blind;
+  // Where the kernel will not say whether a read waits (BlindReads), the open is timed too: on
+  // FUSE and NFS an open alone waits for the server.
+  const int64_t opened_ns = blind.Any() ? MonotonicNs() : 0;
+  const bool known_regular = remember && hints.KnownRegular(path, &known_size, &batchable, &known_dev);
+  if (known_regular && known_dev != 0 && blind.Cooling(known_dev)) return Outcome::kMiss;
   const bool read_before = known_regular && batchable;
   if (!known_regular) {
     how.flags = static_cast<uint64_t>(O_PATH | O_CLOEXEC | (flags & (O_NOFOLLOW | O_DIRECTORY)));
@@ -93,6 +104,7 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     }
     const Fit fit = fstat(probe, &st) == 0 ? FitsFastPath(st, max_size) : Fit::kNotForFastPath;
     close(probe);
+    if (fit == Fit::kFits && blind.Cooling(st.st_dev)) return Outcome::kMiss;
     // Files without a size, and large ones, are for the engines that do not hold the loop.
     if (fit != Fit::kFits) {
       *size_out = static_cast<uint64_t>(st.st_size);
@@ -159,9 +171,13 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     return Outcome::kJsException;
   }
   if (!pool && !dest.in_place) FaultInIfFresh(dest.data, size);
-  const ssize_t n = ReadIfCached(hints, fd, st.st_dev, dest.data, size);
-  // After the read, which finds out whether the filesystem keeps its files in memory.
-  if (remember) hints.SetRegular(path, static_cast<uint64_t>(st.st_size), !hints.InMemory(st.st_dev));
+  const ssize_t n = ReadIfCached(instance, fd, st, dest.data, size, opened_ns);
+  // After the read, which finds out whether the filesystem keeps its files in memory, or refuses
+  // RWF_NOWAIT: neither is asked without waiting next time, nor batched.
+  if (remember) {
+    hints.SetRegular(path, static_cast<uint64_t>(st.st_size),
+                     !hints.InMemory(st.st_dev) && !blind.Known(st.st_dev), st.st_dev);
+  }
   if (n < 0) {
     if (!IsMiss(static_cast<int>(-n))) {
       *failure = Failure::Errno(static_cast<int>(-n), Syscall::kRead);

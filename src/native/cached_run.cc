@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "args.h"
+#include "blind_reads.h"
 #include "block_pool.h"
 #include "cached_read.h"
 #include "file_io.h"
@@ -39,15 +40,23 @@ class RunJob final : public PoolJob {
  public:
   struct Item {
     std::string path;
-    // The size the name had as a regular file when last read (hints), or -1: looked at first.
+    // The size the name had as a regular file when last read (hints), or -1: looked at first;
+    // and the device it was on then (0: not known).
     int64_t known = -1;
+    dev_t dev = 0;
     int32_t result = kRunLeft;
     uint32_t offset = 0;
     bool in_memory = false;
+    // On a filesystem that refuses RWF_NOWAIT (see BlindReads): never batched.
+    bool blind = false;
+    // The device it was read from.
+    dev_t read_dev = 0;
   };
 
   Instance* instance = nullptr;
   std::shared_ptr<BlockPool> blocks;
+  std::shared_ptr<BlindReads> blind;
+  ReadBudget budget{0, 0};
   std::vector<Item> items;
   int flags = 0;
   Confinement confinement;
@@ -75,6 +84,13 @@ class RunJob final : public PoolJob {
     how.resolve = RESOLVE_CACHED | confinement.resolve;
     const int dirfd = confinement.dirfd >= 0 ? confinement.dirfd : AT_FDCWD;
     struct stat st {};
+    // As on the JS thread: opens are timed where the kernel will not say whether a read waits,
+    // and not made where that filesystem's reads wait too often lately (BlindReads).
+    const int64_t opened_ns = blind->Any() ? MonotonicNs() : 0;
+    if (item.dev != 0 && blind->Cooling(item.dev)) {
+      item.result = kRunMiss;
+      return;
+    }
     // As on the JS thread: a name not known to be a small regular file is looked at through an
     // O_PATH descriptor, which opens nothing, before it is opened (a FIFO must not be).
     if (item.known < 0) {
@@ -87,6 +103,10 @@ class RunJob final : public PoolJob {
       const bool fits = fstat(probe, &st) == 0 && Fits(st);
       close(probe);
       if (!fits) return;
+      if (blind->Cooling(st.st_dev)) {
+        item.result = kRunMiss;
+        return;
+      }
     } else if (static_cast<size_t>(item.known) > kSlab - used_) {
       return;
     }
@@ -100,8 +120,11 @@ class RunJob final : public PoolJob {
       const size_t size = static_cast<size_t>(st.st_size);
       const bool known_in_memory = InMemory(st.st_dev);
       item.in_memory = known_in_memory;
-      const NoWaitRead read = ReadWithoutWaiting(fd, slab_.data + used_, size, 0, &item.in_memory);
+      const NoWaitRead read = ReadUnlessWaiting(*blind, fd, st, slab_.data + used_, size, &item.in_memory,
+                                                budget, opened_ns);
       if (item.in_memory && !known_in_memory) memory_devs_.push_back(st.st_dev);
+      item.blind = !item.in_memory && blind->Known(st.st_dev);
+      item.read_dev = st.st_dev;
       if (read.error == EAGAIN) {
         item.result = kRunMiss;
       } else if (read.error == 0) {
@@ -147,7 +170,7 @@ class RunJob final : public PoolJob {
       // Names under a root are relative to it: never remembered (as on the JS thread).
       // What it left, the JS thread's fast path reads, and learns from.
       if (item.result >= 0 && !confinement.confined()) {
-        hints.SetRegular(item.path.c_str(), static_cast<uint64_t>(item.result), !item.in_memory);
+        hints.SetRegular(item.path.c_str(), static_cast<uint64_t>(item.result), !item.in_memory && !item.blind, item.read_dev);
       }
     }
     return out;
@@ -182,6 +205,8 @@ Napi::Value CachedReadRun(const Napi::CallbackInfo& info, Instance& instance) {
   auto job = std::make_unique<RunJob>();
   job->instance = &instance;
   job->blocks = instance.blocks;
+  job->blind = instance.blind;
+  job->budget = ReadBudget{instance.tuning.fast_path_budget_us, instance.tuning.copy_rate_mb_per_s};
   job->flags = info[3].As<Napi::Number>().Int32Value();
   job->confinement = ConfinementFromJs(info, 4);
   const size_t count = std::min<size_t>(end > start ? end - start : 0, kElsewhereRunMax);
@@ -200,8 +225,10 @@ Napi::Value CachedReadRun(const Napi::CallbackInfo& info, Instance& instance) {
     RunJob::Item& slot = job->items[k];
     slot.path.assign(path.c_str());
     uint64_t known;
-    if (!job->confinement.confined() && hints.KnownSize(path.c_str(), &known) && known <= kFileMax) {
+    dev_t dev = 0;
+    if (!job->confinement.confined() && hints.KnownSize(path.c_str(), &known, &dev) && known <= kFileMax) {
       slot.known = static_cast<int64_t>(known);
+      slot.dev = dev;
     }
   }
   return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:cachedReadRun"));

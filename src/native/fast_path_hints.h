@@ -21,11 +21,14 @@ class FastPathHints {
   // batch where their filesystem can be asked not to wait (tmpfs cannot). Kept as 64-bit
   // hashes; a collision only skips the look.
   // Also its size, and whether BatchableSize would give it, in the one lookup.
-  bool KnownRegular(const char* path, uint64_t* size, bool* batchable) const {
+  // And the device it was on (0 where the reader did not know), which lets a read be refused
+  // before its open where that device's reads are not to be opened on the calling thread.
+  bool KnownRegular(const char* path, uint64_t* size, bool* batchable, dev_t* dev) const {
     const auto found = regular_.find(Hash(path));
     if (found == regular_.end()) return false;
     *size = found->second.size;
     *batchable = found->second.batchable;
+    *dev = found->second.dev;
     return true;
   }
   // The size of a name the fast path last read as a regular file on a filesystem that honours
@@ -38,16 +41,17 @@ class FastPathHints {
     *size = found->second.size;
     return true;
   }
-  void SetRegular(const char* path, uint64_t size, bool batchable) {
+  void SetRegular(const char* path, uint64_t size, bool batchable, dev_t dev = 0) {
     if (regular_.size() >= kMaxRegular) regular_.clear();
-    regular_[Hash(path)] = Known{size, batchable};
+    regular_[Hash(path)] = Known{size, batchable, dev};
   }
   void Forget(const char* path) { regular_.erase(Hash(path)); }
   // The size a name had when last read, by any reader (smartReadSync reads it as before).
-  bool KnownSize(const char* path, uint64_t* size) const {
+  bool KnownSize(const char* path, uint64_t* size, dev_t* dev = nullptr) const {
     const auto found = regular_.find(Hash(path));
     if (found == regular_.end()) return false;
     *size = found->second.size;
+    if (dev != nullptr) *dev = found->second.dev;
     return true;
   }
   // A regular file of `size` read by a reader that does not know its filesystem: whether
@@ -105,6 +109,7 @@ class FastPathHints {
   struct Known {
     uint64_t size;
     bool batchable;
+    dev_t dev;
   };
   std::unordered_map<uint64_t, Known> regular_;
   std::vector<std::pair<dev_t, int64_t>> memory_devs_;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "blind_reads.h"
 #include "block_pool.h"
 #include "fast_path_hints.h"
 
@@ -67,6 +68,9 @@ struct Instance {
 
   // What the cache-hit fast path learnt from earlier reads.
   FastPathHints fast_path;
+  // Its judgements where the kernel cannot be asked (overlayfs, FUSE), shared with readMany's
+  // runs on pool threads.
+  std::shared_ptr<BlindReads> blind = std::make_shared<BlindReads>();
 
   // Where the small results of a readMany run that are read one by one land before they are
   // copied into the run's one Buffer: kRunSlots slots of kPooledMax bytes, reused (so not

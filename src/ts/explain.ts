@@ -8,7 +8,7 @@ import { failureToError, invalidArgValue } from './errors';
 import { fastPathMax, tuning } from './tuning';
 import { flagsAllowMapping } from './map_file';
 import type { PathOrFd } from './args';
-import type { RawFailure, RawResult } from './native';
+import type { BlindReadsLook, BlindReadsStats, RawFailure, RawResult } from './native';
 
 /** The way a read goes: a rung of 'auto', or the engine a forced strategy names. */
 export type ReadPath = 'fast-path' | 'uring' | 'uring-chunked' | 'threadpool' | 'sync' | 'mmap' | 'js';
@@ -21,6 +21,15 @@ export interface Explanation {
   reason: string;
   /** The file's filesystem and the storage under it. */
   device: DeviceInfo;
+  /**
+   * Where the filesystem refuses non-blocking reads (overlayfs, FUSE, NFS: the kernel will not
+   * say whether a read would wait), how 'auto' judged this read from earlier ones:
+   * 'first-read' (not read lately, or changed: for the engines), 'recent-read' (read lately: on
+   * the calling thread), 'resident' / 'not-resident' (a large file read lately, whose pages were
+   * / were not all in memory), 'cooling' (reads of its filesystem on the calling thread waited
+   * too often lately: for the engines, for `coolingMs` more).
+   */
+  judged?: { filesystem: string; judgement: BlindReadsLook['judgement']; coolingMs: number };
 }
 
 /** The options of the smartRead call to explain. */
@@ -69,6 +78,31 @@ function missReason(st: fs.BigIntStats): string {
   return 'not readable without waiting (its pages or its path were not in memory, or the filesystem refuses non-blocking reads): the fast path missed';
 }
 
+const judgementNames: Array<[keyof BlindReadsStats, BlindReadsLook['judgement']]> = [
+  ['firstRead', 'first-read'], ['recentRead', 'recent-read'], ['resident', 'resident'],
+  ['notResident', 'not-resident'], ['cooling', 'cooling'],
+];
+
+// How the fast path judged the probe (the counter it moved), on a filesystem that refuses
+// RWF_NOWAIT; undefined where it did not judge (the kernel was asked, or the file was not read).
+function judgementOf(before: BlindReadsStats, after: BlindReadsStats, target: string | Buffer): Explanation['judged'] {
+  const moved = judgementNames.find(([key]) => after[key] > before[key]);
+  const look = moved === undefined ? null : native!.blindReadsLook(target);
+  if (moved === undefined || look === null) return undefined;
+  return { filesystem: look.filesystem, judgement: moved[1], coolingMs: look.coolingMs };
+}
+
+function judgedText(judged: NonNullable<Explanation['judged']>): string {
+  const fs = `${judged.filesystem} refuses non-blocking reads (RWF_NOWAIT), so the fast path judges from earlier reads`;
+  switch (judged.judgement) {
+    case 'first-read': return `${fs}: not read in the last minute, or changed since (first-read), so the engines read it and it is remembered`;
+    case 'recent-read': return `${fs}: read lately and unchanged (recent-read)`;
+    case 'resident': return `${fs}: read lately, and every page in memory (resident: mincore through a mapping)`;
+    case 'not-resident': return `${fs}: read lately, but not every page in memory (not-resident: mincore through a mapping)`;
+    case 'cooling': return `${fs}: its reads on the calling thread waited too often lately (cooling, ${judged.coolingMs} ms more)`;
+  }
+}
+
 /**
  * How `smartRead(path, options)` would read the file now: the fast path (tried for real, as
  * smartRead tries it), io_uring (chunked for large files), the thread pool, the calling thread,
@@ -91,12 +125,15 @@ export function explain(path: PathOrFd, options?: ExplainOptions | null): Explan
   const isPath = typeof target !== 'number';
   // The probe runs before stat: a stat would put the path in the dentry cache, where
   // RESOLVE_CACHED then finds it although a read of a path never looked up would miss.
-  const probe = native !== null && engine.readNow !== undefined && isPath
-    ? native.cachedRead(target, flags, -1) : null;
+  const tried = native !== null && engine.readNow !== undefined && isPath;
+  const judgedBefore = tried ? native!.blindReadsStats() : null;
+  const probe = tried ? native!.cachedRead(target, flags, -1) : null;
+  const judged = tried ? judgementOf(judgedBefore!, native!.blindReadsStats(), target) : undefined;
   const st = isPath ? fs.statSync(target, { bigint: true }) : fs.fstatSync(target, { bigint: true });
   if (isFailure(probe)) throw failureToError(probe, path, target, explain);
   const device = deviceOf(st.dev, isPath ? target : `/proc/self/fd/${target}`);
-  const explained = (strategy: ReadPath, reason: string): Explanation => ({ strategy, reason, device });
+  const explained = (strategy: ReadPath, reason: string): Explanation =>
+    (judged === undefined ? { strategy, reason, device } : { strategy, reason, device, judged });
 
   if (native === null) {
     const how = engine.name === 'sync' ? 'fs.readFileSync on the calling thread' : "node:fs's asynchronous reads";
@@ -116,11 +153,14 @@ export function explain(path: PathOrFd, options?: ExplainOptions | null): Explan
     if (probe !== null && probe !== false) {
       const how = inMemory
         ? `always in memory on ${device.filesystem}, and ${st.size} bytes ≤ ${budgetText()}: read on the calling thread (openat2 RESOLVE_CACHED, then a plain read: ${device.filesystem} refuses RWF_NOWAIT)`
-        : `cached in memory and ${st.size} bytes ≤ ${budgetText()}: read on the calling thread (openat2 RESOLVE_CACHED, preadv2 RWF_NOWAIT)`;
+        : judged !== undefined
+          ? `${judgedText(judged)}, and ${st.size} bytes ≤ ${budgetText()}: read on the calling thread (openat2 RESOLVE_CACHED, then a plain read, timed: one slower than the budget sends the file back to the engines)`
+          : `cached in memory and ${st.size} bytes ≤ ${budgetText()}: read on the calling thread (openat2 RESOLVE_CACHED, preadv2 RWF_NOWAIT)`;
       return explained('fast-path', how);
     }
     large = probe === false;
-    why = isPath ? missReason(st) : 'a file descriptor does not take the fast path';
+    why = !isPath ? 'a file descriptor does not take the fast path'
+      : judged !== undefined ? `${judgedText(judged)}: the fast path left it to the engines` : missReason(st);
   }
   const lead = why === '' ? '' : `${why}; `;
   if (engine.name === 'threadpool') {

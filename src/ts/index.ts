@@ -40,7 +40,7 @@ export type { WriteStrategy } from './write_engines';
 export { tuning, setTuning, useProfile } from './tuning';
 export type { Tuning, Profile } from './tuning';
 export type { PrefetchResult } from './prefetch';
-export type { BlockPoolMetrics, Metrics, MetricsSnapshot, PromClientRegistry, ServedBy, StrategyMetrics } from './metrics';
+export type { BlockPoolMetrics, FastPathJudgements, Metrics, MetricsSnapshot, PromClientRegistry, ServedBy, StrategyMetrics } from './metrics';
 export type { ReadManyOptions, SettledRead, SmartReadOptions } from './read_async';
 export type { Strategy } from './strategies';
 export type { PathLike, PathList, PathOrFd, PathOrHandle, ReadFileOptions } from './args';

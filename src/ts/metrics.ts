@@ -48,6 +48,15 @@ export interface MetricsSnapshot {
     hits: number;
     /** Reads it passed on to io_uring or the thread pool. */
     misses: number;
+    /** Where the kernel will not say whether a read would wait (overlayfs, FUSE, NFS refuse
+     * RWF_NOWAIT), how the fast path decided, judging from earlier reads: `firstRead` (not read
+     * lately, or changed: to the engines), `recentRead` (read lately: on the calling thread),
+     * `resident` / `notResident` (a large file read lately whose pages were / were not all in
+     * memory), `cooling` (its filesystem's reads on the calling thread waited too often lately:
+     * to the engines); and `misjudged`, reads on the calling thread that took longer than the
+     * fast path's budget (the file, and after two within 16 reads its filesystem, then go to
+     * the engines). Counted since the thread started, or the last reset(). */
+    judged: FastPathJudgements;
   };
   /** This thread's pool of recycled blocks for large results (see tuning().blockPoolFrom):
    * the bytes and blocks it holds idle, those results hold now, the results that got a
@@ -82,6 +91,27 @@ export interface BlockPoolMetrics {
   declined: number;
   /** Bytes the pools of every thread of the process hold mapped, idle or lent. */
   processBytes: number;
+}
+
+/** See MetricsSnapshot.fastPath.judged. */
+export interface FastPathJudgements {
+  firstRead: number;
+  recentRead: number;
+  resident: number;
+  notResident: number;
+  cooling: number;
+  misjudged: number;
+}
+
+const noJudgements: FastPathJudgements = { firstRead: 0, recentRead: 0, resident: 0, notResident: 0, cooling: 0, misjudged: 0 };
+// The addon's counts since the thread started; reset() keeps where they were.
+const judgedZero: FastPathJudgements = { ...noJudgements };
+
+function fastPathJudgements(): FastPathJudgements {
+  const now = native?.blindReadsStats() ?? noJudgements;
+  const out = { ...noJudgements };
+  for (const key of Object.keys(out) as Array<keyof FastPathJudgements>) out[key] = now[key] - judgedZero[key];
+  return out;
 }
 
 // The pool's counters are the addon's, since it started; reset() keeps where they were.
@@ -177,7 +207,7 @@ function snapshot(): MetricsSnapshot {
   return {
     strategies,
     errorsByCode: Object.fromEntries(errorsByCode),
-    fastPath: { ...fastPath },
+    fastPath: { ...fastPath, judged: fastPathJudgements() },
     blockPool: blockPoolMetrics(),
     enabled: countingEnabled,
     latencyEnabled: latencyEnabled && countingEnabled,
@@ -225,6 +255,12 @@ function families(): Family[] {
     {
       name: 'smartread_fast_path_total', help: "Reads 'auto' tried on the cache-hit fast path, by outcome.", type: 'counter',
       values: [{ labels: { outcome: 'hit' }, value: s.fastPath.hits }, { labels: { outcome: 'miss' }, value: s.fastPath.misses }],
+    },
+    {
+      name: 'smartread_fast_path_judged_total',
+      help: 'Decisions of the fast path on filesystems that refuse non-blocking reads (overlayfs, FUSE), by judgement; misjudged: reads on the calling thread that took too long.',
+      type: 'counter',
+      values: Object.entries(s.fastPath.judged).map(([judgement, value]) => ({ labels: { judgement }, value })),
     },
     {
       name: 'smartread_block_pool_bytes', help: 'Bytes of recycled blocks for large results, idle in the pool or lent to results.', type: 'gauge',
@@ -347,6 +383,7 @@ export const metrics: Metrics = Object.assign(snapshot, {
     }
     errorsByCode.clear();
     fastPath.hits = fastPath.misses = 0;
+    Object.assign(judgedZero, native?.blindReadsStats() ?? noJudgements);
     const stats = native?.blockPoolStats() ?? null;
     if (stats !== null) Object.assign(blockPoolZero, { hits: stats.hits, misses: stats.misses, released: stats.released, declined: stats.declined });
   },

@@ -78,6 +78,23 @@ export interface BlockPoolStats {
   processBytes: number;
 }
 
+/** blind_reads.h Stats: judgements by kind, and the reads on the calling thread that took too long. */
+export interface BlindReadsStats {
+  firstRead: number;
+  recentRead: number;
+  resident: number;
+  notResident: number;
+  cooling: number;
+  misjudged: number;
+}
+
+/** blind_reads.h Peek. */
+export interface BlindReadsLook {
+  filesystem: string;
+  judgement: 'first-read' | 'recent-read' | 'resident' | 'not-resident' | 'cooling';
+  coolingMs: number;
+}
+
 /**
  * The size from which results come from the block pool by default. The pool has V8 scavenge
  * for dropped results, as Node's allocator does for its own Buffers, where V8 does that: V8 12
@@ -104,6 +121,11 @@ export interface NativeBinding {
   setTuning(tuning: Tuning): void;
   /** The block pool's figures (block_pool.h BlockPoolStats), or null where there is none. */
   blockPoolStats(): BlockPoolStats | null;
+  /** The fast path's judgements on filesystems that refuse RWF_NOWAIT (blind_reads.h). */
+  blindReadsStats(): BlindReadsStats;
+  /** How the fast path would judge a read of the file now, where its filesystem is known to
+   * refuse RWF_NOWAIT; null elsewhere, or where it cannot be looked at. */
+  blindReadsLook(target: string | Buffer | number): BlindReadsLook | null;
   /** The slab that small results are read into from now on (held by the addon). */
   setPool(pool: Buffer): void;
   /** Engine.readFileSync, plus: a regular file of at most 4 KiB that fits in the pool after

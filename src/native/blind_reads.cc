@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: MIT
+// The fast path where the kernel will not say whether a read would wait: judged from earlier reads.
+#include "blind_reads.h"
+
+#include <sys/mman.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+
+namespace smartread {
+
+namespace {
+
+constexpr size_t kPage = 4096;
+
+int64_t MtimeNs(const struct stat& st) { return int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec; }
+
+}  // namespace
+
+int64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+int64_t ReadBudget::SlowNs(size_t size) const {
+  const int64_t copy_ns = copy_rate_mb_per_s == 0 ? 0 : static_cast<int64_t>(size * 1000 / copy_rate_mb_per_s);
+  return static_cast<int64_t>(budget_us) * 1000 + 2 * copy_ns;
+}
+
+std::string FilesystemName(int64_t type) {
+  // linux/magic.h, and the network filesystems' own headers (not all of them in magic.h).
+  switch (static_cast<uint32_t>(type)) {
+    case 0x794c7630: return "overlay";
+    case 0x65735546: return "fuse";
+    case 0x6969: return "nfs";
+    case 0xfe534d42: return "smb2";
+    case 0xff534d42: return "cifs";
+    case 0x00c36400: return "ceph";
+    case 0x01021997: return "9p";
+    case 0x5346414f: return "afs";
+    case 0x47504653: return "gpfs";
+    case 0x0bd00bd0: return "lustre";
+    default: {
+      char hex[32];
+      snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(static_cast<uint32_t>(type)));
+      return hex;
+    }
+  }
+}
+
+BlindReads::Filesystem* BlindReads::FindLocked(dev_t dev) {
+  for (Filesystem& fs : filesystems_) {
+    if (fs.dev == dev) return &fs;
+  }
+  return nullptr;
+}
+
+const BlindReads::Filesystem* BlindReads::FindLocked(dev_t dev) const {
+  for (const Filesystem& fs : filesystems_) {
+    if (fs.dev == dev) return &fs;
+  }
+  return nullptr;
+}
+
+bool BlindReads::Known(dev_t dev) const {
+  if (!any_.load(std::memory_order_relaxed)) return false;
+  const int64_t now_ns = MonotonicNs();
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Filesystem* fs = FindLocked(dev);
+  return fs != nullptr && now_ns < fs->known_until_ns;
+}
+
+void BlindReads::Learn(dev_t dev, int fd, int64_t now_ns) {
+  struct statfs sf {};
+  const std::string name = fstatfs(fd, &sf) == 0 ? FilesystemName(sf.f_type) : "unknown";
+  std::lock_guard<std::mutex> lock(mutex_);
+  Filesystem* fs = FindLocked(dev);
+  if (fs == nullptr) {
+    if (filesystems_.size() >= kMaxFilesystems) filesystems_.erase(filesystems_.begin());
+    filesystems_.push_back(Filesystem{dev, 0, name});
+    fs = &filesystems_.back();
+  } else if (fs->name != name) {
+    // Another filesystem under a device number freed by an unmount: nothing learnt holds.
+    *fs = Filesystem{dev, 0, name};
+  }
+  fs->known_until_ns = now_ns + kKnownNs;
+  any_.store(true, std::memory_order_relaxed);
+}
+
+bool BlindReads::Resident(int fd, size_t size) {
+  void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) return false;
+  const size_t pages = (size + kPage - 1) / kPage;
+  unsigned char vec[256];
+  bool resident = true;
+  for (size_t first = 0; resident && first < pages; first += sizeof vec) {
+    const size_t count = std::min(pages - first, sizeof vec);
+    if (mincore(static_cast<uint8_t*>(map) + first * kPage, count * kPage, vec) != 0) {
+      resident = false;
+      break;
+    }
+    for (size_t i = 0; i < count; i++) {
+      if ((vec[i] & 1) == 0) {
+        resident = false;
+        break;
+      }
+    }
+  }
+  munmap(map, size);
+  return resident;
+}
+
+BlindReads::Judgement BlindReads::Judge(const struct stat& st, int fd, int64_t now_ns) {
+  Judgement judgement;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Filesystem* fs = FindLocked(st.st_dev);
+    auto found = records_.find({st.st_dev, st.st_ino});
+    if (fs != nullptr && now_ns < fs->cooling_until_ns) {
+      judgement = Judgement::kCooling;
+    } else if (found == records_.end() || found->second.size != st.st_size ||
+               found->second.mtime_ns != MtimeNs(st) || now_ns - found->second.seen_ns > kRecentNs) {
+      if (found == records_.end() && records_.size() >= kMaxRecords) records_.clear();
+      records_[{st.st_dev, st.st_ino}] = Record{st.st_size, MtimeNs(st), now_ns};
+      judgement = Judgement::kFirstRead;
+    } else {
+      judgement = static_cast<size_t>(st.st_size) >= kResidencyFrom ? Judgement::kResident : Judgement::kRecentRead;
+    }
+    if (judgement != Judgement::kResident) {
+      stats_.judged[static_cast<size_t>(judgement)]++;
+      return judgement;
+    }
+  }
+  // The mapping is made and looked at without the lock: pool threads judge too.
+  judgement = Resident(fd, static_cast<size_t>(st.st_size)) ? Judgement::kResident : Judgement::kNotResident;
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.judged[static_cast<size_t>(judgement)]++;
+  return judgement;
+}
+
+bool BlindReads::Cooling(dev_t dev) const {
+  if (!any_.load(std::memory_order_relaxed)) return false;
+  const int64_t now_ns = MonotonicNs();
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Filesystem* fs = FindLocked(dev);
+  return fs != nullptr && now_ns < fs->cooling_until_ns;
+}
+
+void BlindReads::Timed(const struct stat& st, int64_t elapsed_ns, int64_t slow_ns, int64_t now_ns, bool read_inline) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Filesystem* fs = FindLocked(st.st_dev);
+  auto found = records_.find({st.st_dev, st.st_ino});
+  if (elapsed_ns <= slow_ns) {
+    if (!read_inline) return;
+    if (found != records_.end()) found->second.seen_ns = now_ns;
+    if (fs != nullptr) {
+      fs->reads_since_slow++;
+      if (++fs->good_streak >= kForgiveAfter) fs->next_cooling_ns = kFirstCoolingNs;
+    }
+    return;
+  }
+  stats_.misjudged++;
+  // Back to the engines, which read it again before the calling thread does.
+  if (found != records_.end()) records_.erase(found);
+  if (fs == nullptr) return;
+  fs->good_streak = 0;
+  if (fs->reads_since_slow < kStrikeWindow) {
+    fs->cooling_until_ns = now_ns + fs->next_cooling_ns;
+    fs->next_cooling_ns = std::min(fs->next_cooling_ns * 2, kLongestCoolingNs);
+    fs->reads_since_slow = kStrikeWindow;
+  } else {
+    fs->reads_since_slow = 0;
+  }
+}
+
+bool BlindReads::Look(const struct stat& st, int64_t now_ns, Peek* out) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Filesystem* fs = FindLocked(st.st_dev);
+  if (fs == nullptr || now_ns >= fs->known_until_ns) return false;
+  out->filesystem = fs->name;
+  out->cooling_ms = fs->cooling_until_ns > now_ns ? (fs->cooling_until_ns - now_ns) / 1000000 : 0;
+  const auto found = records_.find({st.st_dev, st.st_ino});
+  if (out->cooling_ms > 0) {
+    out->judgement = Judgement::kCooling;
+  } else if (found == records_.end() || found->second.size != st.st_size || found->second.mtime_ns != MtimeNs(st) ||
+             now_ns - found->second.seen_ns > kRecentNs) {
+    out->judgement = Judgement::kFirstRead;
+  } else {
+    out->judgement = static_cast<size_t>(st.st_size) >= kResidencyFrom ? Judgement::kResident : Judgement::kRecentRead;
+  }
+  return true;
+}
+
+BlindReads::Stats BlindReads::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+namespace {
+
+NoWaitRead ReadJudged(BlindReads& blind, int fd, const struct stat& st, uint8_t* data, size_t size,
+                      const ReadBudget& budget, int64_t opened_ns, int64_t now_ns) {
+  if (opened_ns == 0) opened_ns = now_ns;
+  const bool read_inline = BlindReads::ReadsInline(blind.Judge(st, fd, now_ns));
+  ssize_t n = 0;
+  if (read_inline) n = ReadFully(fd, data, size, 0);
+  const int64_t ended = MonotonicNs();
+  blind.Timed(st, ended - opened_ns, budget.SlowNs(size), ended, read_inline);
+  if (!read_inline) return NoWaitRead{0, EAGAIN};
+  if (n < 0) return NoWaitRead{0, static_cast<int>(-n)};
+  return NoWaitRead{static_cast<size_t>(n), 0};
+}
+
+}  // namespace
+
+NoWaitRead ReadUnlessWaiting(BlindReads& blind, int fd, const struct stat& st, uint8_t* data,
+                             size_t size, bool* in_memory, const ReadBudget& budget, int64_t opened_ns) {
+  // A filesystem known to refuse RWF_NOWAIT is not asked again: on overlayfs the refusal costs
+  // as much as the read itself.
+  if (!*in_memory && blind.Known(st.st_dev)) {
+    return ReadJudged(blind, fd, st, data, size, budget, opened_ns, MonotonicNs());
+  }
+  const NoWaitRead read = ReadWithoutWaiting(fd, data, size, 0, in_memory);
+  if (read.error != EOPNOTSUPP || *in_memory || read.done != 0) return read;
+  const int64_t now = MonotonicNs();
+  blind.Learn(st.st_dev, fd, now);
+  return ReadJudged(blind, fd, st, data, size, budget, opened_ns, now);
+}
+
+}  // namespace smartread

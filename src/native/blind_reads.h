@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+// The fast path where the kernel will not say whether a read would wait (overlayfs, FUSE, NFS).
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "file_io.h"
+
+namespace smartread {
+
+// Overlayfs and FUSE (and NFS, SMB, 9p...) refuse preadv2(RWF_NOWAIT) with EOPNOTSUPP, so the
+// fast path cannot ask the kernel whether a read would wait for a device or a server; io_uring
+// cannot either, and hands every read to an io-wq worker (a thread hop, ~85 us on overlay here,
+// where fs.readFileSync of a cached 4 KiB file takes ~7 us). There the fast path judges from
+// earlier reads instead:
+//   - a file (device, inode, size, mtime) not read in the last kRecentNs, or changed since, goes
+//     to the engines, which read it into memory, and is remembered;
+//   - one read lately, unchanged, is read on the calling thread and timed; from kResidencyFrom
+//     bytes its pages are first looked at through a mapping (mincore: overlayfs maps the layer's
+//     file, whose pages the read would copy), which costs ~4.6 us here, a small part of such a read
+//     and far less than a wait for the device;
+//   - a read on the calling thread that took longer than the fast path's budget allows for its
+//     size was misjudged (its pages had gone, or the filesystem answers slowly): it is counted,
+//     the file goes back to the engines until they have read it again, and two such reads within
+//     kStrikeWindow reads of one filesystem stop its reads on the calling thread for a while
+//     (1 s, doubled each time up to 64 s, back to 1 s after kForgiveAfter good reads).
+// A misjudged read costs the calling thread at most the one read of the file it misjudged.
+// Thread-safe: the JS thread's fast path and readMany's runs on pool threads share it.
+class BlindReads {
+ public:
+  // How a read on such a filesystem was decided.
+  enum class Judgement : uint8_t {
+    kFirstRead,    // not read lately, or changed since: for the engines, and remembered
+    kRecentRead,   // read lately, unchanged: read on the calling thread, timed
+    kResident,     // as kRecentRead, and large: its pages were all in memory (mincore)
+    kNotResident,  // as kResident, but some page was not: for the engines
+    kCooling,      // reads of its filesystem on the calling thread waited too often lately
+  };
+  static constexpr size_t kJudgements = 5;
+  static bool ReadsInline(Judgement j) { return j == Judgement::kRecentRead || j == Judgement::kResident; }
+
+  struct Stats {
+    uint64_t judged[kJudgements] = {};
+    // Reads on the calling thread that took longer than their budget.
+    uint64_t misjudged = 0;
+  };
+
+  // What explain() says of a file's filesystem.
+  struct Peek {
+    std::string filesystem;
+    Judgement judgement = Judgement::kFirstRead;
+    int64_t cooling_ms = 0;
+  };
+
+  // Whether `dev` is a filesystem found to refuse RWF_NOWAIT that is not memory (tmpfs and
+  // ramfs refuse it too): for a second at a time, as a device number freed by an unmount may be
+  // given to another filesystem.
+  bool Known(dev_t dev) const;
+  // Whether any filesystem was found to refuse RWF_NOWAIT (else the callers need not time opens).
+  bool Any() const { return any_.load(std::memory_order_relaxed); }
+  // `fd`'s filesystem (device `dev`) refused RWF_NOWAIT and is not memory.
+  void Learn(dev_t dev, int fd, int64_t now_ns);
+  // How a read of the regular file `st` (open as `fd`) on such a filesystem goes, counted.
+  Judgement Judge(const struct stat& st, int fd, int64_t now_ns);
+  // A read's time on the calling thread from its open (`read_inline`: Judge() had it read
+  // there; else only its open and fstat, before the engines take it): longer than `slow_ns` was
+  // misjudged (on FUSE or NFS an open alone waits for the server).
+  void Timed(const struct stat& st, int64_t elapsed_ns, int64_t slow_ns, int64_t now_ns, bool read_inline);
+  // Whether reads of `dev` are not to be opened on the calling thread for now (kCooling): the
+  // callers ask before they open a file they know to be there.
+  bool Cooling(dev_t dev) const;
+  // The judgement a read of `st` would get now, counting and remembering nothing (no mincore:
+  // kResident stands for "its pages are looked at"); false where `st`'s filesystem is not known
+  // to refuse RWF_NOWAIT.
+  bool Look(const struct stat& st, int64_t now_ns, Peek* out) const;
+  Stats stats() const;
+
+  static constexpr int64_t kRecentNs = int64_t{60} * 1000000000;
+  static constexpr size_t kResidencyFrom = size_t{256} << 10;
+
+ private:
+  static constexpr int64_t kKnownNs = 1000000000;
+  static constexpr uint32_t kStrikeWindow = 16;
+  static constexpr uint32_t kForgiveAfter = 1024;
+  static constexpr int64_t kFirstCoolingNs = 1000000000;
+  static constexpr int64_t kLongestCoolingNs = int64_t{64} * 1000000000;
+  static constexpr size_t kMaxRecords = 65536;
+  static constexpr size_t kMaxFilesystems = 16;
+
+  struct Filesystem {
+    dev_t dev;
+    int64_t known_until_ns;
+    std::string name;
+    // Inline reads since the last slow one (kStrikeWindow or more: none slow lately).
+    uint32_t reads_since_slow = kStrikeWindow;
+    uint32_t good_streak = 0;
+    int64_t cooling_until_ns = 0;
+    int64_t next_cooling_ns = kFirstCoolingNs;
+  };
+  struct Record {
+    off_t size;
+    int64_t mtime_ns;
+    int64_t seen_ns;
+  };
+  struct KeyHash {
+    size_t operator()(const std::pair<dev_t, ino_t>& k) const {
+      return std::hash<uint64_t>()(static_cast<uint64_t>(k.first) * 0x9e3779b97f4a7c15ULL ^ static_cast<uint64_t>(k.second));
+    }
+  };
+
+  Filesystem* FindLocked(dev_t dev);
+  const Filesystem* FindLocked(dev_t dev) const;
+  // Whether every page of the file's first `size` bytes is in memory.
+  static bool Resident(int fd, size_t size);
+
+  // Whether any filesystem has been learnt: until then (ext4, tmpfs), no lock is taken.
+  std::atomic<bool> any_{false};
+  mutable std::mutex mutex_;
+  std::vector<Filesystem> filesystems_;
+  std::unordered_map<std::pair<dev_t, ino_t>, Record, KeyHash> records_;
+  Stats stats_;
+};
+
+// The name of a filesystem of statfs f_type `type` (overlay, fuse, nfs...), as explain() says it.
+std::string FilesystemName(int64_t type);
+
+// The monotonic clock, in ns: when a fast-path open starts (see ReadUnlessWaiting).
+int64_t MonotonicNs();
+
+// The fast path's budget for one read, from its open: budget_us plus twice the copy of `size`
+// bytes at copy_rate_mb_per_s.
+struct ReadBudget {
+  uint64_t budget_us;
+  uint64_t copy_rate_mb_per_s;
+  int64_t SlowNs(size_t size) const;
+};
+
+// Reads the whole regular file `st` (open as `fd`, `size` bytes) into `data` on the calling
+// thread only where that will not wait for a device or a server: preadv2(RWF_NOWAIT) where the
+// filesystem honours it, a plain read on tmpfs and ramfs (`*in_memory`, as ReadWithoutWaiting),
+// and, where it refuses RWF_NOWAIT, a plain read where `blind` judges it, timed from
+// `opened_ns` (when the caller started to open it; 0: not timed, as before any such filesystem
+// was known). error EAGAIN: a miss, for the engines.
+NoWaitRead ReadUnlessWaiting(BlindReads& blind, int fd, const struct stat& st, uint8_t* data,
+                             size_t size, bool* in_memory, const ReadBudget& budget, int64_t opened_ns);
+
+}  // namespace smartread
