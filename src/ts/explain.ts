@@ -29,7 +29,14 @@ export interface Explanation {
    * / were not all in memory), 'cooling' (reads of its filesystem on the calling thread waited
    * too often lately: for the engines, for `coolingMs` more).
    */
-  judged?: { filesystem: string; judgement: BlindReadsLook['judgement']; coolingMs: number };
+  judged?: {
+    /** The filesystem's name: 'overlay', 'fuse', 'nfs'... */
+    filesystem: string;
+    /** How the read was judged. */
+    judgement: BlindReadsLook['judgement'];
+    /** With 'cooling': how long its filesystem's reads stay off the calling thread. */
+    coolingMs: number;
+  };
 }
 
 /** The options of the smartRead call to explain. */

@@ -95,11 +95,17 @@ export interface BlockPoolMetrics {
 
 /** See MetricsSnapshot.fastPath.judged. */
 export interface FastPathJudgements {
+  /** Not read lately, or changed since: left to the engines, and remembered. */
   firstRead: number;
+  /** Read lately, unchanged: read on the calling thread. */
   recentRead: number;
+  /** A large file read lately whose pages were all in memory: read on the calling thread. */
   resident: number;
+  /** A large file read lately whose pages were not all in memory: left to the engines. */
   notResident: number;
+  /** Its filesystem's reads on the calling thread waited too often lately: left to the engines. */
   cooling: number;
+  /** Reads on the calling thread that took longer than the fast path's budget. */
   misjudged: number;
 }
 
