@@ -49,6 +49,12 @@ function comparisonLabel(c) {
 /** Whether a trial's driver summary (index.js summarizeTrial) has figures. */
 const measured = (d) => typeof d.opsPerSec === 'number';
 
+/** Of a trial's drivers, the measured one that `of` accepts with the most ops/s; null when none. */
+function bestDriver(drivers, of) {
+  const candidates = drivers.filter(measured).filter(of);
+  return candidates.length === 0 ? null : candidates.reduce((a, b) => (b.opsPerSec > a.opsPerSec ? b : a));
+}
+
 /**
  * The comparisons of one summarized trial ({ shape, drivers: [...] }) that it has both sides
  * of: [{ label, subject, against, best (the driver taken), ratio, rounds: [per-round ratio] }].
@@ -59,9 +65,8 @@ function peerComparisons(trial) {
   for (const c of COMPARISONS) {
     if (c.shape !== trial.shape) continue;
     const subject = drivers.find((d) => d.name === c.subject);
-    const candidates = drivers.filter(c.of);
-    if (!subject || candidates.length === 0) continue;
-    const best = candidates.reduce((a, b) => (b.opsPerSec > a.opsPerSec ? b : a));
+    const best = bestDriver(drivers, c.of);
+    if (!subject || !best) continue;
     const roundOf = new Map(best.rounds.map((r) => [r.round, r]));
     out.push({
       label: comparisonLabel(c),
@@ -77,4 +82,6 @@ function peerComparisons(trial) {
   return out;
 }
 
-module.exports = { peerComparisons, comparisonLabel, COMPARISONS };
+module.exports = {
+  peerComparisons, comparisonLabel, bestDriver, isBun, isBunAsync, COMPARISONS,
+};
