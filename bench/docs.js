@@ -493,14 +493,15 @@ function main() {
     console.log(`${pages.map((p) => p.page).join(' and ')} match ${source}`);
     return 0;
   }
+  // A page is written whole or not at all: one without its blocks is left as it is.
   const unwritable = pages.filter((p) => p.missing.length > 0);
-  if (unwritable.length > 0) {
-    for (const p of unwritable) console.error(describeDifference(p));
-    return 2;
+  for (const p of stale) {
+    if (!unwritable.includes(p)) fs.writeFileSync(path.join(options.root, p.page), p.want);
   }
-  for (const p of stale) fs.writeFileSync(path.join(options.root, p.page), p.want);
-  console.log(`from ${source}: ${pages.map((p) => `${p.page} ${stale.includes(p) ? 'rewritten' : 'unchanged'}`).join(', ')}`);
-  return 0;
+  const outcome = (p) => (unwritable.includes(p) ? 'not written' : stale.includes(p) ? 'rewritten' : 'unchanged');
+  console.log(`from ${source}: ${pages.map((p) => `${p.page} ${outcome(p)}`).join(', ')}`);
+  for (const p of unwritable) console.error(describeDifference(p));
+  return unwritable.length > 0 ? 2 : 0;
 }
 
 module.exports = { generate, differences, latestRun, formatRate };
