@@ -165,13 +165,16 @@ function groupNotes(trials) {
   return [...notes].map(([text, names]) => `- ${names.join(', ')}: ${text}`);
 }
 
+/** A group's table, its title in the corner (in bold alone where no trial of it ran), and its notes. */
 function groupSection(group) {
   const measured = group.trials.filter((t) => !t.skipped);
-  const lines = [bold(group.title), ''];
+  const lines = [];
   if (measured.length > 0) {
-    const columns = [{ title: 'driver', align: 'left' }, ...measured.map((t) => ({ title: code(t.name), align: 'right' }))];
+    const columns = [{ title: group.title, align: 'left' }, ...measured.map((t) => ({ title: code(t.name), align: 'right' }))];
     const rows = driverOrder(measured).map((name) => [name, ...measured.map((t) => driverCell(t.drivers.find((d) => d.name === name)))]);
     lines.push(report.markdownTable(columns, rows), '');
+  } else {
+    lines.push(bold(group.title), '');
   }
   const notes = groupNotes(group.trials);
   if (notes.length > 0) lines.push(...notes, '');
