@@ -2,7 +2,6 @@
 // Module init: one Instance per Node environment, released by the environment's cleanup hook.
 #include <napi.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include <iterator>
 
@@ -204,17 +203,18 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value BlindReadsLookMethod(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     struct stat st {};
+    BlindReads::File file;
     if (info[0].IsNumber()) {
       if (fstat(info[0].As<Napi::Number>().Int32Value(), &st) != 0) return env.Null();
+      file = BlindReads::Inode(st);
     } else {
       PathArg path;
       Failure failure;
       if (!path.From(env, info[0], &failure) || stat(path.c_str(), &st) != 0) return env.Null();
+      file = BlindReads::Named(FastPathHints::Hash(path.c_str()), st);
     }
-    timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
     BlindReads::Peek peek;
-    if (!instance_.blind->Look(st, int64_t{now.tv_sec} * 1000000000 + now.tv_nsec, &peek)) return env.Null();
+    if (!instance_.blind->Look(file, MonotonicNs(), &peek)) return env.Null();
     static const char* const kNames[BlindReads::kJudgements] = {"first-read", "recent-read", "resident", "not-resident", "cooling"};
     Napi::Object out = Napi::Object::New(env);
     out.Set("filesystem", peek.filesystem);

@@ -115,21 +115,34 @@ bool BlindReads::Resident(int fd, size_t size) {
   return resident;
 }
 
-BlindReads::Judgement BlindReads::Judge(const struct stat& st, int fd, int64_t now_ns) {
+BlindReads::File BlindReads::Named(uint64_t name_hash, const struct stat& st) {
+  return File{name_hash, st.st_dev, st.st_size, MtimeNs(st)};
+}
+
+BlindReads::File BlindReads::Inode(const struct stat& st) {
+  // Another hash than a name's: the two kinds of key never meet in one process's reads of a file.
+  const uint64_t key = (static_cast<uint64_t>(st.st_dev) * 0x9e3779b97f4a7c15ULL) ^ static_cast<uint64_t>(st.st_ino) ^ 1;
+  return File{key, st.st_dev, st.st_size, MtimeNs(st)};
+}
+
+BlindReads::Judgement BlindReads::RecordedLocked(const File& file, int64_t now_ns, const Filesystem* fs) const {
+  if (fs != nullptr && now_ns < fs->cooling_until_ns) return Judgement::kCooling;
+  const auto found = records_.find(file.key);
+  if (found == records_.end() || found->second.size != file.size ||
+      (file.mtime_ns >= 0 && found->second.mtime_ns != file.mtime_ns) || now_ns - found->second.seen_ns > kRecentNs) {
+    return Judgement::kFirstRead;
+  }
+  return static_cast<size_t>(file.size) >= kResidencyFrom ? Judgement::kResident : Judgement::kRecentRead;
+}
+
+BlindReads::Judgement BlindReads::Judge(const File& file, int fd, int64_t now_ns) {
   Judgement judgement;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    Filesystem* fs = FindLocked(st.st_dev);
-    auto found = records_.find({st.st_dev, st.st_ino});
-    if (fs != nullptr && now_ns < fs->cooling_until_ns) {
-      judgement = Judgement::kCooling;
-    } else if (found == records_.end() || found->second.size != st.st_size ||
-               found->second.mtime_ns != MtimeNs(st) || now_ns - found->second.seen_ns > kRecentNs) {
-      if (found == records_.end() && records_.size() >= kMaxRecords) records_.clear();
-      records_[{st.st_dev, st.st_ino}] = Record{st.st_size, MtimeNs(st), now_ns};
-      judgement = Judgement::kFirstRead;
-    } else {
-      judgement = static_cast<size_t>(st.st_size) >= kResidencyFrom ? Judgement::kResident : Judgement::kRecentRead;
+    judgement = RecordedLocked(file, now_ns, FindLocked(file.dev));
+    if (judgement == Judgement::kFirstRead) {
+      if (records_.size() >= kMaxRecords) records_.clear();
+      records_[file.key] = Record{file.size, file.mtime_ns, now_ns};
     }
     if (judgement != Judgement::kResident) {
       stats_.judged[static_cast<size_t>(judgement)]++;
@@ -137,24 +150,26 @@ BlindReads::Judgement BlindReads::Judge(const struct stat& st, int fd, int64_t n
     }
   }
   // The mapping is made and looked at without the lock: pool threads judge too.
-  judgement = Resident(fd, static_cast<size_t>(st.st_size)) ? Judgement::kResident : Judgement::kNotResident;
+  judgement = Resident(fd, static_cast<size_t>(file.size)) ? Judgement::kResident : Judgement::kNotResident;
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.judged[static_cast<size_t>(judgement)]++;
   return judgement;
 }
 
-bool BlindReads::Cooling(dev_t dev) const {
+bool BlindReads::Cooling(dev_t dev) {
   if (!any_.load(std::memory_order_relaxed)) return false;
   const int64_t now_ns = MonotonicNs();
   std::lock_guard<std::mutex> lock(mutex_);
   const Filesystem* fs = FindLocked(dev);
-  return fs != nullptr && now_ns < fs->cooling_until_ns;
+  if (fs == nullptr || now_ns >= fs->cooling_until_ns) return false;
+  stats_.judged[static_cast<size_t>(Judgement::kCooling)]++;
+  return true;
 }
 
-void BlindReads::Timed(const struct stat& st, int64_t elapsed_ns, int64_t slow_ns, int64_t now_ns, bool read_inline) {
+void BlindReads::Timed(const File& file, int64_t elapsed_ns, int64_t slow_ns, int64_t now_ns, bool read_inline) {
   std::lock_guard<std::mutex> lock(mutex_);
-  Filesystem* fs = FindLocked(st.st_dev);
-  auto found = records_.find({st.st_dev, st.st_ino});
+  Filesystem* fs = FindLocked(file.dev);
+  auto found = records_.find(file.key);
   if (elapsed_ns <= slow_ns) {
     if (!read_inline) return;
     if (found != records_.end()) found->second.seen_ns = now_ns;
@@ -178,21 +193,13 @@ void BlindReads::Timed(const struct stat& st, int64_t elapsed_ns, int64_t slow_n
   }
 }
 
-bool BlindReads::Look(const struct stat& st, int64_t now_ns, Peek* out) const {
+bool BlindReads::Look(const File& file, int64_t now_ns, Peek* out) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  const Filesystem* fs = FindLocked(st.st_dev);
+  const Filesystem* fs = FindLocked(file.dev);
   if (fs == nullptr || now_ns >= fs->known_until_ns) return false;
   out->filesystem = fs->name;
   out->cooling_ms = fs->cooling_until_ns > now_ns ? (fs->cooling_until_ns - now_ns) / 1000000 : 0;
-  const auto found = records_.find({st.st_dev, st.st_ino});
-  if (out->cooling_ms > 0) {
-    out->judgement = Judgement::kCooling;
-  } else if (found == records_.end() || found->second.size != st.st_size || found->second.mtime_ns != MtimeNs(st) ||
-             now_ns - found->second.seen_ns > kRecentNs) {
-    out->judgement = Judgement::kFirstRead;
-  } else {
-    out->judgement = static_cast<size_t>(st.st_size) >= kResidencyFrom ? Judgement::kResident : Judgement::kRecentRead;
-  }
+  out->judgement = RecordedLocked(file, now_ns, fs);
   return true;
 }
 
@@ -203,14 +210,14 @@ BlindReads::Stats BlindReads::stats() const {
 
 namespace {
 
-NoWaitRead ReadJudged(BlindReads& blind, int fd, const struct stat& st, uint8_t* data, size_t size,
+NoWaitRead ReadJudged(BlindReads& blind, const BlindReads::File& file, int fd, uint8_t* data, size_t size,
                       const ReadBudget& budget, int64_t opened_ns, int64_t now_ns) {
   if (opened_ns == 0) opened_ns = now_ns;
-  const bool read_inline = BlindReads::ReadsInline(blind.Judge(st, fd, now_ns));
+  const bool read_inline = BlindReads::ReadsInline(blind.Judge(file, fd, now_ns));
   ssize_t n = 0;
   if (read_inline) n = ReadFully(fd, data, size, 0);
   const int64_t ended = MonotonicNs();
-  blind.Timed(st, ended - opened_ns, budget.SlowNs(size), ended, read_inline);
+  blind.Timed(file, ended - opened_ns, budget.SlowNs(size), ended, read_inline);
   if (!read_inline) return NoWaitRead{0, EAGAIN};
   if (n < 0) return NoWaitRead{0, static_cast<int>(-n)};
   return NoWaitRead{static_cast<size_t>(n), 0};
@@ -218,18 +225,19 @@ NoWaitRead ReadJudged(BlindReads& blind, int fd, const struct stat& st, uint8_t*
 
 }  // namespace
 
-NoWaitRead ReadUnlessWaiting(BlindReads& blind, int fd, const struct stat& st, uint8_t* data,
-                             size_t size, bool* in_memory, const ReadBudget& budget, int64_t opened_ns) {
+NoWaitRead ReadUnlessWaiting(BlindReads& blind, const BlindReads::File& file, int fd,
+                             const struct stat& st, uint8_t* data, size_t size, bool* in_memory,
+                             const ReadBudget& budget, int64_t opened_ns) {
   // A filesystem known to refuse RWF_NOWAIT is not asked again: on overlayfs the refusal costs
   // as much as the read itself.
   if (!*in_memory && blind.Known(st.st_dev)) {
-    return ReadJudged(blind, fd, st, data, size, budget, opened_ns, MonotonicNs());
+    return ReadJudged(blind, file, fd, data, size, budget, opened_ns, MonotonicNs());
   }
   const NoWaitRead read = ReadWithoutWaiting(fd, data, size, 0, in_memory);
   if (read.error != EOPNOTSUPP || *in_memory || read.done != 0) return read;
   const int64_t now = MonotonicNs();
   blind.Learn(st.st_dev, fd, now);
-  return ReadJudged(blind, fd, st, data, size, budget, opened_ns, now);
+  return ReadJudged(blind, file, fd, data, size, budget, opened_ns, now);
 }
 
 }  // namespace smartread

@@ -35,6 +35,10 @@ namespace smartread {
 //     (1 s, doubled each time up to 64 s, back to 1 s after kForgiveAfter good reads).
 // A misjudged read costs the calling thread at most the one read of the file it misjudged.
 // Thread-safe: the JS thread's fast path and readMany's runs on pool threads share it.
+//
+// A file is known by its name where the read is not confined (the hash the fast path's hints
+// keep, so that a name read before is judged without an fstat, as it is read without one), and
+// by its device and inode under a root (names there are relative to it).
 class BlindReads {
  public:
   // How a read on such a filesystem was decided.
@@ -69,19 +73,30 @@ class BlindReads {
   bool Any() const { return any_.load(std::memory_order_relaxed); }
   // `fd`'s filesystem (device `dev`) refused RWF_NOWAIT and is not memory.
   void Learn(dev_t dev, int fd, int64_t now_ns);
-  // How a read of the regular file `st` (open as `fd`) on such a filesystem goes, counted.
-  Judgement Judge(const struct stat& st, int fd, int64_t now_ns);
+  // A file as the judgements know it: a name's hash (unconfined reads), or device and inode.
+  struct File {
+    uint64_t key;
+    dev_t dev;
+    off_t size;
+    // -1 where it is not known (a name read before, judged without fstat).
+    int64_t mtime_ns;
+  };
+  static File Named(uint64_t name_hash, const struct stat& st);
+  static File Inode(const struct stat& st);
+
+  // How a read of `file` (open as `fd`) on such a filesystem goes, counted.
+  Judgement Judge(const File& file, int fd, int64_t now_ns);
   // A read's time on the calling thread from its open (`read_inline`: Judge() had it read
   // there; else only its open and fstat, before the engines take it): longer than `slow_ns` was
   // misjudged (on FUSE or NFS an open alone waits for the server).
-  void Timed(const struct stat& st, int64_t elapsed_ns, int64_t slow_ns, int64_t now_ns, bool read_inline);
-  // Whether reads of `dev` are not to be opened on the calling thread for now (kCooling): the
-  // callers ask before they open a file they know to be there.
-  bool Cooling(dev_t dev) const;
-  // The judgement a read of `st` would get now, counting and remembering nothing (no mincore:
-  // kResident stands for "its pages are looked at"); false where `st`'s filesystem is not known
-  // to refuse RWF_NOWAIT.
-  bool Look(const struct stat& st, int64_t now_ns, Peek* out) const;
+  void Timed(const File& file, int64_t elapsed_ns, int64_t slow_ns, int64_t now_ns, bool read_inline);
+  // Whether reads of `dev` are not to be opened on the calling thread for now: the callers ask
+  // before they open a file they know to be there. Counted as a kCooling judgement when so.
+  bool Cooling(dev_t dev);
+  // The judgement a read of `file` would get now, counting and remembering nothing (no mincore:
+  // kResident stands for "its pages are looked at"); false where its filesystem is not known to
+  // refuse RWF_NOWAIT.
+  bool Look(const File& file, int64_t now_ns, Peek* out) const;
   Stats stats() const;
 
   static constexpr int64_t kRecentNs = int64_t{60} * 1000000000;
@@ -111,11 +126,6 @@ class BlindReads {
     int64_t mtime_ns;
     int64_t seen_ns;
   };
-  struct KeyHash {
-    size_t operator()(const std::pair<dev_t, ino_t>& k) const {
-      return std::hash<uint64_t>()(static_cast<uint64_t>(k.first) * 0x9e3779b97f4a7c15ULL ^ static_cast<uint64_t>(k.second));
-    }
-  };
 
   Filesystem* FindLocked(dev_t dev);
   const Filesystem* FindLocked(dev_t dev) const;
@@ -126,7 +136,10 @@ class BlindReads {
   std::atomic<bool> any_{false};
   mutable std::mutex mutex_;
   std::vector<Filesystem> filesystems_;
-  std::unordered_map<std::pair<dev_t, ino_t>, Record, KeyHash> records_;
+  // The judgement of `file` from its record, without mincore, or counting.
+  Judgement RecordedLocked(const File& file, int64_t now_ns, const Filesystem* fs) const;
+
+  std::unordered_map<uint64_t, Record> records_;
   Stats stats_;
 };
 
@@ -150,7 +163,8 @@ struct ReadBudget {
 // and, where it refuses RWF_NOWAIT, a plain read where `blind` judges it, timed from
 // `opened_ns` (when the caller started to open it; 0: not timed, as before any such filesystem
 // was known). error EAGAIN: a miss, for the engines.
-NoWaitRead ReadUnlessWaiting(BlindReads& blind, int fd, const struct stat& st, uint8_t* data,
-                             size_t size, bool* in_memory, const ReadBudget& budget, int64_t opened_ns);
+NoWaitRead ReadUnlessWaiting(BlindReads& blind, const BlindReads::File& file, int fd,
+                             const struct stat& st, uint8_t* data, size_t size, bool* in_memory,
+                             const ReadBudget& budget, int64_t opened_ns);
 
 }  // namespace smartread

@@ -33,15 +33,19 @@ bool IsMiss(int err) {
   return err == EAGAIN || err == ENOSYS || err == EINVAL || err == EOPNOTSUPP || err == EPERM;
 }
 
+ReadBudget BudgetOf(const Instance& instance) {
+  return ReadBudget{instance.tuning.fast_path_budget_us, instance.tuning.copy_rate_mb_per_s};
+}
+
 // Reads without waiting (see ReadUnlessWaiting, and `opened_ns` there); the hints remember the
 // devices found to be in memory.
-ssize_t ReadIfCached(Instance& instance, int fd, const struct stat& st, uint8_t* data, size_t size,
-                     int64_t opened_ns) {
+ssize_t ReadIfCached(Instance& instance, const BlindReads::File& file, int fd, const struct stat& st,
+                     uint8_t* data, size_t size, int64_t opened_ns) {
   FastPathHints& hints = instance.fast_path;
   const bool known_in_memory = hints.InMemory(st.st_dev);
   bool in_memory = known_in_memory;
-  const ReadBudget budget{instance.tuning.fast_path_budget_us, instance.tuning.copy_rate_mb_per_s};
-  const NoWaitRead read = ReadUnlessWaiting(*instance.blind, fd, st, data, size, &in_memory, budget, opened_ns);
+  const NoWaitRead read = ReadUnlessWaiting(*instance.blind, file, fd, st, data, size, &in_memory,
+                                            BudgetOf(instance), opened_ns);
   if (in_memory && !known_in_memory) hints.SetInMemory(st.st_dev);
   return read.error != 0 ? -read.error : static_cast<ssize_t>(read.done);
 }
@@ -93,7 +97,10 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
   const int64_t opened_ns = blind.Any() ? MonotonicNs() : 0;
   const bool known_regular = remember && hints.KnownRegular(path, &known_size, &batchable, &known_dev);
   if (known_regular && known_dev != 0 && blind.Cooling(known_dev)) return Outcome::kMiss;
-  const bool read_before = known_regular && batchable;
+  // A name read before is read as it was, without fstat: asked not to wait where the filesystem
+  // honours RWF_NOWAIT, and where it refuses it (known_dev is BlindReads'), judged by its name.
+  const bool judged_before = known_regular && !batchable && known_dev != 0 && blind.Known(known_dev);
+  const bool read_before = known_regular && (batchable || judged_before);
   if (!known_regular) {
     how.flags = static_cast<uint64_t>(O_PATH | O_CLOEXEC | (flags & (O_NOFOLLOW | O_DIRECTORY)));
     const int probe = static_cast<int>(syscall(SYS_openat2, dirfd, path, &how, sizeof how));
@@ -122,6 +129,13 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
   }
   DestBuffer dest;
   if (read_before && known_size > 0 && known_size <= max_size && known_size <= kReadAsBeforeMax) {
+    const BlindReads::File named{FastPathHints::Hash(path), known_dev, static_cast<off_t>(known_size), -1};
+    if (judged_before && !BlindReads::ReadsInline(blind.Judge(named, fd, MonotonicNs()))) {
+      const int64_t now = MonotonicNs();
+      blind.Timed(named, now - opened_ns, BudgetOf(instance).SlowNs(known_size), now, false);
+      close(fd);
+      return Outcome::kMiss;
+    }
     const bool pool = small.data != nullptr && known_size <= small.capacity;
     if (pool) {
       dest.data = small.data;
@@ -132,7 +146,12 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     if (!pool && !dest.in_place) FaultInIfFresh(dest.data, static_cast<size_t>(known_size));
     // RWF_NOWAIT: a hit only when it is all in memory; tmpfs now (EOPNOTSUPP) is looked at.
     int error = 0;
-    if (ReadAsBefore(fd, dest.data, static_cast<size_t>(known_size), RWF_NOWAIT, &error)) {
+    const bool same = ReadAsBefore(fd, dest.data, static_cast<size_t>(known_size), judged_before ? 0 : RWF_NOWAIT, &error);
+    if (judged_before) {
+      const int64_t now = MonotonicNs();
+      blind.Timed(named, now - opened_ns, BudgetOf(instance).SlowNs(known_size), now, true);
+    }
+    if (same) {
       close(fd);
       *size_out = known_size;
       if (pool) {
@@ -171,7 +190,8 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     return Outcome::kJsException;
   }
   if (!pool && !dest.in_place) FaultInIfFresh(dest.data, size);
-  const ssize_t n = ReadIfCached(instance, fd, st, dest.data, size, opened_ns);
+  const BlindReads::File file = remember ? BlindReads::Named(FastPathHints::Hash(path), st) : BlindReads::Inode(st);
+  const ssize_t n = ReadIfCached(instance, file, fd, st, dest.data, size, opened_ns);
   // After the read, which finds out whether the filesystem keeps its files in memory, or refuses
   // RWF_NOWAIT: neither is asked without waiting next time, nor batched.
   if (remember) {

@@ -120,7 +120,9 @@ class RunJob final : public PoolJob {
       const size_t size = static_cast<size_t>(st.st_size);
       const bool known_in_memory = InMemory(st.st_dev);
       item.in_memory = known_in_memory;
-      const NoWaitRead read = ReadUnlessWaiting(*blind, fd, st, slab_.data + used_, size, &item.in_memory,
+      const BlindReads::File file = confinement.confined() ? BlindReads::Inode(st)
+                                                           : BlindReads::Named(FastPathHints::Hash(item.path.c_str()), st);
+      const NoWaitRead read = ReadUnlessWaiting(*blind, file, fd, st, slab_.data + used_, size, &item.in_memory,
                                                 budget, opened_ns);
       if (item.in_memory && !known_in_memory) memory_devs_.push_back(st.st_dev);
       item.blind = !item.in_memory && blind->Known(st.st_dev);
