@@ -75,6 +75,14 @@ bool BlindReads::Known(dev_t dev) const {
   return fs != nullptr && now_ns < fs->known_until_ns;
 }
 
+bool BlindReads::OpensMayWait(dev_t dev) const {
+  if (!any_.load(std::memory_order_relaxed)) return false;
+  const int64_t now_ns = MonotonicNs();
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Filesystem* fs = FindLocked(dev);
+  return fs != nullptr && now_ns < fs->known_until_ns && fs->name != "overlay";
+}
+
 void BlindReads::Learn(dev_t dev, int fd, int64_t now_ns) {
   struct statfs sf {};
   const std::string name = fstatfs(fd, &sf) == 0 ? FilesystemName(sf.f_type) : "unknown";
@@ -128,11 +136,27 @@ BlindReads::File BlindReads::Inode(const struct stat& st) {
 BlindReads::Judgement BlindReads::RecordedLocked(const File& file, int64_t now_ns, const Filesystem* fs) const {
   if (fs != nullptr && now_ns < fs->cooling_until_ns) return Judgement::kCooling;
   const auto found = records_.find(file.key);
+  // An mtime is compared where both are known (a name read before is judged without fstat).
   if (found == records_.end() || found->second.size != file.size ||
-      (file.mtime_ns >= 0 && found->second.mtime_ns != file.mtime_ns) || now_ns - found->second.seen_ns > kRecentNs) {
+      (file.mtime_ns >= 0 && found->second.mtime_ns >= 0 && found->second.mtime_ns != file.mtime_ns) ||
+      now_ns - found->second.seen_ns > kRecentNs) {
     return Judgement::kFirstRead;
   }
   return static_cast<size_t>(file.size) >= kResidencyFrom ? Judgement::kResident : Judgement::kRecentRead;
+}
+
+bool BlindReads::WorthOpening(const File& file, int64_t now_ns) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Judgement judgement = RecordedLocked(file, now_ns, FindLocked(file.dev));
+  if (ReadsInline(judgement)) return true;
+  if (judgement == Judgement::kFirstRead) RememberLocked(file, now_ns);
+  stats_.judged[static_cast<size_t>(judgement)]++;
+  return false;
+}
+
+void BlindReads::RememberLocked(const File& file, int64_t now_ns) {
+  if (records_.size() >= kMaxRecords) records_.clear();
+  records_[file.key] = Record{file.size, file.mtime_ns, now_ns};
 }
 
 BlindReads::Judgement BlindReads::Judge(const File& file, int fd, int64_t now_ns) {
@@ -140,10 +164,7 @@ BlindReads::Judgement BlindReads::Judge(const File& file, int fd, int64_t now_ns
   {
     std::lock_guard<std::mutex> lock(mutex_);
     judgement = RecordedLocked(file, now_ns, FindLocked(file.dev));
-    if (judgement == Judgement::kFirstRead) {
-      if (records_.size() >= kMaxRecords) records_.clear();
-      records_[file.key] = Record{file.size, file.mtime_ns, now_ns};
-    }
+    if (judgement == Judgement::kFirstRead) RememberLocked(file, now_ns);
     if (judgement != Judgement::kResident) {
       stats_.judged[static_cast<size_t>(judgement)]++;
       return judgement;

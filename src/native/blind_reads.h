@@ -71,6 +71,9 @@ class BlindReads {
   bool Known(dev_t dev) const;
   // Whether any filesystem was found to refuse RWF_NOWAIT (else the callers need not time opens).
   bool Any() const { return any_.load(std::memory_order_relaxed); }
+  // Whether an open on `dev` may wait for a server: a filesystem known to refuse RWF_NOWAIT
+  // other than overlayfs, which opens its layer's file (FUSE and NFS ask their server on open).
+  bool OpensMayWait(dev_t dev) const;
   // `fd`'s filesystem (device `dev`) refused RWF_NOWAIT and is not memory.
   void Learn(dev_t dev, int fd, int64_t now_ns);
   // A file as the judgements know it: a name's hash (unconfined reads), or device and inode.
@@ -86,6 +89,10 @@ class BlindReads {
 
   // How a read of `file` (open as `fd`) on such a filesystem goes, counted.
   Judgement Judge(const File& file, int fd, int64_t now_ns);
+  // Before the open, where opens may wait (OpensMayWait): whether `file` is worth opening on the
+  // calling thread, that is, whether it was read lately and its filesystem is not cooling. A
+  // refusal is Judge()'s (counted, and a first read remembered); a yes is judged after the open.
+  bool WorthOpening(const File& file, int64_t now_ns);
   // A read's time on the calling thread from its open (`read_inline`: Judge() had it read
   // there; else only its open and fstat, before the engines take it): longer than `slow_ns` was
   // misjudged (on FUSE or NFS an open alone waits for the server).
@@ -138,6 +145,7 @@ class BlindReads {
   std::vector<Filesystem> filesystems_;
   // The judgement of `file` from its record, without mincore, or counting.
   Judgement RecordedLocked(const File& file, int64_t now_ns, const Filesystem* fs) const;
+  void RememberLocked(const File& file, int64_t now_ns);
 
   std::unordered_map<uint64_t, Record> records_;
   Stats stats_;

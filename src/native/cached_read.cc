@@ -96,7 +96,14 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
   // FUSE and NFS an open alone waits for the server.
   const int64_t opened_ns = blind.Any() ? MonotonicNs() : 0;
   const bool known_regular = remember && hints.KnownRegular(path, &known_size, &batchable, &known_dev);
-  if (known_regular && known_dev != 0 && blind.Cooling(known_dev)) return Outcome::kMiss;
+  if (known_regular && known_dev != 0) {
+    if (blind.Cooling(known_dev)) return Outcome::kMiss;
+    // Where an open waits for a server, only a file read lately is opened here at all.
+    if (blind.OpensMayWait(known_dev) &&
+        !blind.WorthOpening({FastPathHints::Hash(path), known_dev, static_cast<off_t>(known_size), -1}, opened_ns)) {
+      return Outcome::kMiss;
+    }
+  }
   // A name read before is read as it was, without fstat: asked not to wait where the filesystem
   // honours RWF_NOWAIT, and where it refuses it (known_dev is BlindReads'), judged by its name.
   const bool judged_before = known_regular && !batchable && known_dev != 0 && blind.Known(known_dev);
@@ -112,6 +119,10 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     const Fit fit = fstat(probe, &st) == 0 ? FitsFastPath(st, max_size) : Fit::kNotForFastPath;
     close(probe);
     if (fit == Fit::kFits && blind.Cooling(st.st_dev)) return Outcome::kMiss;
+    if (fit == Fit::kFits && blind.OpensMayWait(st.st_dev) &&
+        !blind.WorthOpening(remember ? BlindReads::Named(FastPathHints::Hash(path), st) : BlindReads::Inode(st), opened_ns)) {
+      return Outcome::kMiss;
+    }
     // Files without a size, and large ones, are for the engines that do not hold the loop.
     if (fit != Fit::kFits) {
       *size_out = static_cast<uint64_t>(st.st_size);

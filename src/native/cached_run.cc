@@ -87,7 +87,9 @@ class RunJob final : public PoolJob {
     // As on the JS thread: opens are timed where the kernel will not say whether a read waits,
     // and not made where that filesystem's reads wait too often lately (BlindReads).
     const int64_t opened_ns = blind->Any() ? MonotonicNs() : 0;
-    if (item.dev != 0 && blind->Cooling(item.dev)) {
+    if (item.dev != 0 && (blind->Cooling(item.dev) ||
+                          (blind->OpensMayWait(item.dev) &&
+                           !blind->WorthOpening({FastPathHints::Hash(item.path.c_str()), item.dev, static_cast<off_t>(item.known), -1}, opened_ns)))) {
       item.result = kRunMiss;
       return;
     }
@@ -103,7 +105,9 @@ class RunJob final : public PoolJob {
       const bool fits = fstat(probe, &st) == 0 && Fits(st);
       close(probe);
       if (!fits) return;
-      if (blind->Cooling(st.st_dev)) {
+      const BlindReads::File file = confinement.confined() ? BlindReads::Inode(st)
+                                                           : BlindReads::Named(FastPathHints::Hash(item.path.c_str()), st);
+      if (blind->Cooling(st.st_dev) || (blind->OpensMayWait(st.st_dev) && !blind->WorthOpening(file, opened_ns))) {
         item.result = kRunMiss;
         return;
       }

@@ -45,7 +45,8 @@ constexpr uint64_t kCurrentPosition = ~uint64_t{0};
 }  // namespace
 
 FileRead::FileRead(Ring* ring, uint32_t id, napi_deferred deferred, std::string path, int fd,
-                   bool owns_fd, int flags, bool stat_user_fd, const Confinement& confinement)
+                   bool owns_fd, int flags, bool stat_user_fd, const Confinement& confinement,
+                   bool async_open)
     : ring_(ring),
       id_(id),
       deferred_(deferred),
@@ -54,7 +55,8 @@ FileRead::FileRead(Ring* ring, uint32_t id, napi_deferred deferred, std::string 
       owns_fd_(owns_fd),
       flags_(flags),
       stat_user_fd_(stat_user_fd),
-      confinement_(confinement) {
+      confinement_(confinement),
+      async_open_(async_open) {
   for (size_t i = 0; i < kMaxOps; i++) ops_[i].owner = this;
 }
 
@@ -112,6 +114,7 @@ void FileRead::Open() {
   // The READs run only once the open has succeeded (a failed open cancels both). The second
   // runs whatever the first gave: a READ shorter than asked would otherwise cancel it.
   sqe->flags |= IOSQE_IO_LINK;
+  if (async_open_) sqe->flags |= IOSQE_ASYNC;
   QueueBlockRead(0, kFirstBlock - kTail)->flags |= IOSQE_IO_HARDLINK;
   QueueBlockRead(kFirstBlock - kTail, kTail);
 }

@@ -40,8 +40,10 @@ class FileRead final : public OpOwner {
   // `fd` >= 0: a descriptor to read instead of opening the path; `owns_fd`: one opened for
   // this read (read in parallel chunks at their offsets, closed at the end), else the user's
   // (read in order from its position, left open).
+  // `async_open`: the OPENAT goes to an io-wq worker (IOSQE_ASYNC) rather than inline.
   FileRead(Ring* ring, uint32_t id, napi_deferred deferred, std::string path, int fd,
-           bool owns_fd, int flags, bool stat_user_fd, const Confinement& confinement);
+           bool owns_fd, int flags, bool stat_user_fd, const Confinement& confinement,
+           bool async_open = false);
   ~FileRead();
 
   uint32_t id() const { return id_; }
@@ -111,6 +113,7 @@ class FileRead final : public OpOwner {
   // A confined read opens with OPENAT2 beneath its root; it does not stat by path (STATX would
   // resolve the path again, unconfined), so it reads to EOF like a file without a size.
   const Confinement confinement_;
+  const bool async_open_;
   open_how how_{};
 
   enum class Phase { kOpening, kSizing, kReading, kClosing } phase_ = Phase::kOpening;
