@@ -340,11 +340,11 @@ const CHECK_SCRIPT = `
  * The files are written into its source, their names looked up through the mount (as in the
  * bench's cold trials, where names stay cached: this kernel sends a directory's LOOKUPs one at
  * a time), their data evicted from the source (with smartread's evictFromPageCache, where the
- * addon loads), then read through the mount by a child. Resolves with { oneReadMs,
+ * addon is in use), then read through the mount by a child. Resolves with { oneReadMs,
  * concurrentMs, files, evicted }; figures to print, judged by whoever reads them.
  */
 async function checkFuseLatency(mount) {
-  const { smartread } = require('./smartread');
+  const { smartread, pageCacheControllable } = require('./smartread');
   const dir = fs.mkdtempSync(path.join(mount.backingDir, 'latency-check-'));
   try {
     const written = Array.from({ length: CHECK_FILES + 1 }, (_, i) => {
@@ -354,7 +354,7 @@ async function checkFuseLatency(mount) {
     });
     const through = written.map((file) => path.join(mount.dir, path.relative(mount.backingDir, file)));
     for (const file of through) fs.statSync(file);
-    const evicted = smartread !== null;
+    const evicted = pageCacheControllable() === true;
     if (evicted) for (const file of written) smartread.evictFromPageCache(file);
     const { stdout } = await execFileAsync(process.execPath, ['-e', CHECK_SCRIPT, JSON.stringify(through)], {
       env: { ...process.env, UV_THREADPOOL_SIZE: String(2 * CHECK_FILES) },
