@@ -506,6 +506,8 @@ async function runTarget(target, trials, driverStatus, options) {
       try {
         results.push(await runTrial(trial, ctx, candidates, options));
       } finally {
+        // What a driver still holds of the trial's files (a mapping: drivers.js closingPrevious).
+        for (const { driver } of candidates) driver.read?.release?.();
         trial.teardown(ctx);
       }
       progress(`    (${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
