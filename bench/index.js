@@ -487,7 +487,9 @@ function runsIn(driver, trial, full) {
 async function runTarget(target, trials, driverStatus, options) {
   // The corpus is read where it lies: nothing is written beside it. On a mount target the files
   // are written beneath the mount and read through it (trials.js).
-  const scratch = target.corpus ? null : fs.mkdtempSync(path.join(target.mount?.backingDir ?? target.realpath, 'smartread-bench-'));
+  // A target with no trial to run (a mount that could not be made) gets no scratch directory.
+  const scratch = target.corpus || trials.length === 0 ? null
+    : fs.mkdtempSync(path.join(target.mount?.backingDir ?? target.realpath, 'smartread-bench-'));
   if (scratch) scratchDirs.add(scratch);
   const results = [];
   try {
