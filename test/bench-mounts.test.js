@@ -1,7 +1,8 @@
 // The bench's mounts (bench/mounts.js, `--mounts`): the fuse-latency daemon is a read-only
 // passthrough of its source; a process killed outright (SIGKILL) leaves no mount, daemon or
 // directory; a bench run with --mounts names each target by its filesystem, runs each kind's
-// trials, and leaves nothing behind, whether it ends or is interrupted. Root only (mounting):
+// trials, and leaves nothing behind, whether it ends or is interrupted; run by a user who cannot
+// mount, it lists each kind with its trials skipped and the reason. Root only (mounting):
 // skipped, with the reason, elsewhere, as is what this machine lacks (overlayfs, /dev/fuse,
 // bindfs, libfuse3's headers).
 'use strict';
@@ -9,6 +10,7 @@ const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const {
   MountSet, MOUNT_KINDS, FS_TYPES, mountUnavailable, buildFuseLatency, mountsUnder,
@@ -17,6 +19,7 @@ const { readMounts } = require('../bench/targets');
 const { pageCacheControllable } = require('../bench/smartread');
 const {
   checkNoFdLeak, useTempDirs, makeTempDir, runToEnd, waitUntil, waitForExit, stdoutLines, withinTime, patternBuffer, assertSameBytes, thrownBy,
+  unreachableWithoutRoot,
 } = require('./helpers');
 
 checkNoFdLeak({ spawnsChildren: true });
@@ -205,5 +208,30 @@ test('a bench run with --mounts interrupted (SIGINT) mid-run exits 130 and leave
   assert.equal(mountsUnder(dir).length, 1, 'the overlay is mounted');
   child.kill('SIGINT');
   assert.equal(await withinTime(exited, 30000, 'the interrupted bench'), 130);
+  assertNothingLeft(dir);
+});
+
+test('a bench run with --mounts by a user who cannot mount: each kind listed, its trials skipped with the reason', async (t) => {
+  if (process.getuid() !== 0) return t.skip('needs root, to run the bench as another user');
+  const unreachable = unreachableWithoutRoot();
+  if (unreachable) return t.skip(`a child running as nobody could not load smartread: ${unreachable}`);
+  // A directory that user may write: the trials' files and the reports.
+  const dir = makeTempDir(os.tmpdir(), 'smartread-bench-nobody-');
+  fs.chmodSync(dir, 0o777);
+  const json = path.join(dir, 'report.json');
+  const child = spawn(process.execPath, [
+    BENCH, '--mounts', '--dir', dir, '--sizes', '4k', '--filter', '^warm-4k$', '--time', '1', '--rounds', '1', '--out', dir, '--json', json,
+  ], { cwd: path.resolve(__dirname, '..'), uid: 65534, gid: 65534, env: { ...process.env, HOME: dir }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk; });
+  const { code } = await withinTime(waitForExit(child), 120000, 'the bench as nobody');
+  assert.equal(code, 0, stderr.slice(-2000));
+  const report = JSON.parse(fs.readFileSync(json, 'utf8'));
+  for (const kind of MOUNT_KINDS) {
+    const target = report.targets.find((tg) => tg.mount?.kind === kind);
+    assert.match(target.mount.skipped, /mounting needs root/, kind);
+    assert.deepEqual(target.trials.map((tr) => [tr.name, tr.skipped]), [['warm-4k', target.mount.skipped]], kind);
+  }
+  assert.equal(report.targets.find((tg) => tg.realpath === fs.realpathSync(dir)).trials[0].skipped, undefined, 'the disk target still runs');
   assertNothingLeft(dir);
 });
