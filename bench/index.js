@@ -129,7 +129,7 @@ const usage = `usage: node bench/index.js [options]
                    passthrough that waits --fuse-latency-ms before answering each request,
                    with 512 threads); adds cold single files of the sizes up to 1m on
                    overlay, and on fuse-latency runs the warm files of up to 1m and
-                   cold-${DEFAULT_MANY_FILES}x4k with every driver (2.5 min; --filter narrows it); what
+                   cold-${DEFAULT_MANY_FILES}x4k with every driver (3 min; --filter narrows it); what
                    cannot be mounted here is skipped with the reason
   --mount KIND     the same for one kind (overlay, fuse, fuse-latency); repeatable
   --fuse-latency-ms MS  what fuse-latency waits per request (default ${DEFAULT_FUSE_DELAY_MS})
