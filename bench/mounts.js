@@ -14,12 +14,12 @@
 // and teardown() runs those records newest first, each allowed to fail without stopping the
 // others: a failure half-way, the end of the run, an error or a signal (the process's 'exit',
 // and SIGINT, SIGTERM, SIGHUP) leave no mount, no daemon and no directory. teardown() is
-// synchronous so that it can run in 'exit'. A FUSE daemon is started
-// in the foreground, in a session of its own (a Ctrl-C at the terminal reaches the bench, which
-// unmounts in order, not the daemon), with the mount option auto_unmount and a parent-death
-// signal. And a guard, a shell started with the set that waits for this process to end (the
-// end of a pipe from it), then unmounts whatever is still mounted beneath the set and removes
-// it: so even a process killed outright (SIGKILL) leaves nothing behind.
+// synchronous so that it can run in 'exit'. A FUSE daemon is started in the foreground, in a
+// session of its own (a Ctrl-C at the terminal reaches the bench, which unmounts in order, not
+// the daemon), with the mount option auto_unmount and a parent-death signal. And a guard, a
+// shell started with the set, waits for this process to end (the end of a pipe from it), then
+// unmounts whatever is still mounted beneath the set and removes it: even a process killed
+// outright (SIGKILL) leaves nothing behind.
 // Root only; what this machine lacks is a reason, given by mountUnavailable().
 'use strict';
 const { spawn, spawnSync, execFile } = require('node:child_process');
