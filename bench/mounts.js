@@ -211,6 +211,8 @@ class MountSet {
 
   /** The kernel's overlayfs: { kind, dir (the merged view), backingDir (the lower layer), upperDir, workDir }. */
   overlay(name = 'overlay') {
+    // overlayfs's options separate layers with ':' and options with ','.
+    if (/[,:\\]/.test(this.base)) throw new Error(`overlayfs cannot be given a layer whose path holds ',', ':' or '\\': ${this.base}`);
     const [lower, upper, work, merged] = this.dirs(name, 'lower', 'upper', 'work', 'merged');
     const result = spawnSync('mount', ['-t', 'overlay', 'overlay', '-o', `lowerdir=${lower},upperdir=${upper},workdir=${work}`, merged], { encoding: 'utf8' });
     if (result.status !== 0) throw new Error(`mount -t overlay failed: ${(result.error?.message ?? result.stderr).trim()}`);
