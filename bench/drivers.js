@@ -54,20 +54,26 @@ function readAllWithCallbacks(paths, inFlight) {
 }
 
 // A driver that returns a mapping unmaps the one it returned before: by then the bench has
-// consumed it, and that munmap is part of what mapping costs.
+// consumed it, and that munmap is part of what mapping costs. Its read.release() unmaps the last
+// one, once the trial is over: a mapping of a file on a FUSE mount would keep the mount busy.
 function closingPrevious(map) {
   let previous = null;
   const keep = (mapped) => {
     previous = mapped;
     return mapped;
   };
-  return (path) => {
+  const release = () => {
     // A result that could not be mapped (smartRead mmap reads those) has nothing to close.
     previous?.close?.();
     previous = null;
+  };
+  const read = (path) => {
+    release();
     const result = map(path);
     return result instanceof Promise ? result.then(keep) : keep(result);
   };
+  read.release = release;
+  return read;
 }
 
 /**

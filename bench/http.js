@@ -23,8 +23,13 @@
 // server on node:http can do more under this load generator on this machine: where ours is
 // near it, the client, not the server, sets the pace.
 //
+// --overlay (root only) puts the site where a container's files lie: in the lower layer of the
+// kernel's overlayfs, mounted for the run under --dir (bench/mounts.js) and served through it,
+// so that every server reads through overlayfs, which refuses non-blocking reads; the mount is
+// removed however the run ends.
+//
 //   node bench/http.js [--seconds 5] [--rounds 2] [--connections 32] [--small 300] [--large 4]
-//                      [--large-size 8m] [--rss-size 1g] [--rss-clients 100] [--dir DIR]
+//                      [--large-size 8m] [--rss-size 1g] [--rss-clients 100] [--dir DIR] [--overlay]
 //                      [--servers a,b] [--trials small,large,conditional,rss] [--json FILE]
 // A server alone: node bench/http.js --serve NAME --root DIR
 'use strict';
@@ -54,6 +59,7 @@ const { values: opts } = parseArgs({
     'rss-size': { type: 'string', default: '1g' },
     'rss-clients': { type: 'string', default: '100' },
     dir: { type: 'string', default: os.tmpdir() },
+    overlay: { type: 'boolean', default: false },
     servers: { type: 'string', default: SERVERS.join(',') },
     trials: { type: 'string', default: TRIALS.join(',') },
     json: { type: 'string' },
@@ -218,11 +224,19 @@ function makeSite(dir) {
 // ---------------------------------------------------------------------------------------------
 // Child processes
 
+// The servers running now: a run that ends early (an error, a signal) ends them on its way out.
+const running = new Set();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 function startServer(name, site) {
   const child = spawn(process.execPath, [__filename, '--serve', name, '--root', site], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, NODE_ENV: 'production' },
   });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   return new Promise((resolve, reject) => {
     let out = '';
     child.once('error', reject);
@@ -409,9 +423,40 @@ async function loadRss(url, rel, clients, pid) {
 
 // ---------------------------------------------------------------------------------------------
 
+// The site's directory: beside --dir, or with --overlay in the lower layer of an overlay mounted
+// for the run, served through the mount (`served`); `mounts` is the MountSet to tear down.
+function placeSite() {
+  if (!opts.overlay) {
+    const site = path.join(opts.dir, 'smartread-http-bench');
+    return { written: site, served: site, mounts: null, filesystem: null };
+  }
+  const { MountSet, mountUnavailable } = require('./mounts');
+  const why = mountUnavailable('overlay');
+  if (why) throw new Error(`--overlay: ${why}`);
+  // A signal ends the run through 'exit', where the mount set takes itself down.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => process.exit(128 + os.constants.signals[signal]));
+  const mounts = new MountSet(opts.dir);
+  const overlay = mounts.overlay();
+  process.stdout.write(`site: in the lower layer ${overlay.backingDir}, served through the overlay mounted on ${overlay.dir}\n`);
+  return {
+    written: path.join(overlay.backingDir, 'site'),
+    served: path.join(overlay.dir, 'site'),
+    mounts,
+    filesystem: { type: 'overlay', mountPoint: overlay.dir, lowerDir: overlay.backingDir },
+  };
+}
+
 async function main() {
-  const site = path.join(opts.dir, 'smartread-http-bench');
-  const sets = makeSite(site);
+  const place = placeSite();
+  try {
+    await run(place);
+  } finally {
+    place.mounts?.teardown();
+  }
+}
+
+async function run({ written, served: site, filesystem }) {
+  const sets = makeSite(written);
   const trialDefs = {
     small: { label: 'small-file mix', files: sets.small, load: (url) => loadAutocannon(url, sets.small) },
     large: { label: 'large files', files: sets.large, load: (url) => loadLarge(url, sets.large, Math.min(connections, 4)) },
@@ -425,7 +470,7 @@ async function main() {
   };
   const report = {
     when: new Date().toISOString(), node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model,
-    kernel: os.release(), options: opts,
+    kernel: os.release(), options: opts, filesystem,
     versions: Object.fromEntries(['fastify', '@fastify/static', 'express', 'serve-static', 'sirv', 'autocannon']
       .map((p) => [p, require(`${p}/package.json`).version])),
     trials: [],
@@ -475,7 +520,8 @@ async function main() {
   }
 
   process.stdout.write(`\nstatic servers: autocannon ${connections} connections (small, conditional), node:http client 4 (large); ` +
-    `${seconds} s × ${rounds} rounds per server; ${process.version}, ${os.cpus().length} cores\n`);
+    `${seconds} s × ${rounds} rounds per server; ${process.version}, ${os.cpus().length} cores` +
+    `${filesystem ? `; the site on ${filesystem.type} (its lower layer)` : ''}\n`);
   process.stdout.write('trial                    server              req/s    MB/s   p50 ms   p99 ms  vs best peer\n');
   for (const t of report.trials) {
     for (const name of t.servers) {
@@ -488,7 +534,7 @@ async function main() {
     }
   }
   if (opts.json) fs.writeFileSync(opts.json, JSON.stringify(report, null, 2));
-  fs.rmSync(site, { recursive: true, force: true });
+  fs.rmSync(written, { recursive: true, force: true });
 }
 
 main().catch((err) => {

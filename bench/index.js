@@ -8,7 +8,7 @@
 //
 //   node bench/index.js [--dir DIR]... [--quick | --full] [--sizes 4k,64k,1m] [--filter REGEX]
 //                       [--time MS] [--rounds N] [--files N] [--tree N] [--corpus DIR] [--peers]
-//                       [--out DIR] [--json FILE]
+//                       [--mounts | --mount KIND...] [--fuse-latency-ms MS] [--out DIR] [--json FILE]
 //
 // How one trial is measured, so that every driver runs under the same conditions:
 // - The trial creates its files, flushes them to disk and reads them once (warm cache), or,
@@ -75,9 +75,13 @@ const MODES = {
 const { drivers } = require('./drivers');
 const { smartread } = require('./smartread');
 const {
-  defaultSizes, parseSize, sizeLabel, trialsFor, listCorpus, corpusTrials, corpusTrialNames, DEFAULT_MANY_FILES, DEFAULT_TREE_FILES, DEFAULT_CORPUS,
+  defaultSizes, parseSize, sizeLabel, trialsFor, trialsForMount, listCorpus, corpusTrials, corpusTrialNames, DEFAULT_MANY_FILES, DEFAULT_TREE_FILES,
+  DEFAULT_CORPUS,
 } = require('./trials');
 const { defaultTargetDirs, describeTarget, deviceTargets } = require('./targets');
+const {
+  MOUNT_KINDS, DEFAULT_FUSE_DELAY_MS, MountSet, mountUnavailable, buildFuseLatency, mountLabel, checkFuseLatency,
+} = require('./mounts');
 const { poolLoopStalls, idleLoopStall, RESOLUTION_MS: LOOP_RESOLUTION_MS } = require('./loop_stall');
 const { poolResources } = require('./resources');
 const report = require('./report');
@@ -117,6 +121,18 @@ const usage = `usage: node bench/index.js [options]
   --devices        root only: also run on a zram ext4, a loop-device ext4 and two throttled
                    devices emulating a SATA SSD and an HDD, set up for the run and removed
                    after it (scripts/devices/with-devices.sh); adds the cold trials
+  --mounts         root only: also run on the filesystems of containers and shared storage,
+                   mounted for the run beside the first disk directory and removed after it
+                   (bench/mounts.js): overlay (the kernel's overlayfs; the files in its lower
+                   layer, as an image's are), fuse (bindfs over a directory) and fuse-latency
+                   (bench/fuse_latency.c, compiled into the cache as the C driver is: a FUSE
+                   passthrough that waits --fuse-latency-ms before answering each request,
+                   with 512 threads); adds cold single files of the sizes up to 1m on
+                   overlay, and on fuse-latency runs the warm files of up to 1m and
+                   cold-${DEFAULT_MANY_FILES}x4k with every driver (3 min; --filter narrows it); what
+                   cannot be mounted here is skipped with the reason
+  --mount KIND     the same for one kind (overlay, fuse, fuse-latency); repeatable
+  --fuse-latency-ms MS  what fuse-latency waits per request (default ${DEFAULT_FUSE_DELAY_MS})
   --drop-caches    root only: before every cold operation also drop the kernel's whole page
                    cache, dentries and inodes (/proc/sys/vm/drop_caches), so that path lookups
                    are cold too; this empties the cache of everything else on the machine
@@ -152,6 +168,9 @@ function parseOptions(argv) {
         json: { type: 'string' },
         out: { type: 'string' },
         devices: { type: 'boolean' },
+        mounts: { type: 'boolean' },
+        mount: { type: 'string', multiple: true },
+        'fuse-latency-ms': { type: 'string' },
         'drop-caches': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -186,6 +205,10 @@ function parseOptions(argv) {
   // A corpus named on the command line must be there; the default may be missing (an installed
   // copy of the package has no node_modules of its own), and its trials are then skipped.
   if (values.corpus !== undefined && !isDirectory(values.corpus)) throw new UsageError(`--corpus ${values.corpus}: not a directory`);
+  for (const kind of values.mount ?? []) {
+    if (!MOUNT_KINDS.includes(kind)) throw new UsageError(`--mount ${kind}: one of ${MOUNT_KINDS.join(', ')}`);
+  }
+  const mounts = values.mounts ? MOUNT_KINDS : MOUNT_KINDS.filter((kind) => values.mount?.includes(kind));
   const mode = values.full ? 'full' : 'quick';
   return {
     help: Boolean(values.help),
@@ -204,6 +227,8 @@ function parseOptions(argv) {
     json: values.json ?? null,
     out: values.out ?? DEFAULT_RESULTS_DIR,
     devices: Boolean(values.devices),
+    mounts,
+    fuseLatencyMs: positive('fuse-latency-ms', values['fuse-latency-ms'], DEFAULT_FUSE_DELAY_MS, false),
     dropCaches: Boolean(values['drop-caches']),
   };
 }
@@ -303,7 +328,7 @@ async function verifyDrivers(trial, ctx, active, baseline, pathsDir) {
  * loop went through meanwhile.
  */
 async function timeDriver(trial, ctx, driver, options) {
-  const timing = runTiming({ cold: trial.cold, time: options.time, rounds: options.rounds });
+  const timing = runTiming({ cold: trial.cold, time: options.time, rounds: roundsOf(trial, options), coldOperations: trial.coldOperations });
   // A peer runs the same loop in its own process (peer_runner.js, c_read_loop.c), and so do
   // Node's drivers, in the runner, where it runs.
   if (driver.remote) return driver.remote.time(driver.reader, timing, trial.cold);
@@ -320,6 +345,11 @@ async function timeDriver(trial, ctx, driver, options) {
     collectGarbage: globalThis.gc,
     loopStall: driver.async ? {} : null,
   });
+}
+
+/** The rounds of a trial: the run's, or fewer where the trial caps them (trials.js maxRounds). */
+function roundsOf(trial, options) {
+  return Math.min(options.rounds, trial.maxRounds ?? Infinity);
 }
 
 /** Whether this trial's Node drivers are timed in the runner: those of one file or many. */
@@ -346,7 +376,7 @@ async function runTrial(trial, ctx, candidates, options) {
     await options.runner.setContext({ shape: trial.shape, consumeAll: Boolean(trial.consumeAll), pathsFile, evict });
   }
   const runs = new Map(active.map((d) => [d, []]));
-  for (let round = 0; round < options.rounds; round++) {
+  for (let round = 0; round < roundsOf(trial, options); round++) {
     const order = round % 2 === 0 ? active : [...active].reverse();
     progress(`    round ${round + 1}, median µs:`);
     for (const [position, driver] of order.entries()) {
@@ -364,7 +394,19 @@ async function runTrial(trial, ctx, candidates, options) {
     }
     progress('\n');
   }
-  return summarizeTrial(trial, candidates, runs, errors, options);
+  const summary = summarizeTrial(trial, candidates, runs, errors, options);
+  if (trial.maxRounds !== undefined || trial.coldOperations !== undefined) {
+    summary.timing = { rounds: roundsOf(trial, options), coldOperationsPerRound: trial.cold ? trial.coldOperations ?? COLD_OPERATIONS_PER_ROUND : null };
+  }
+  if (trial.cold && ctx.mount) {
+    // Where the cold trial's files were evicted, and why not through the mount if it had to.
+    summary.eviction = {
+      through: ctx.mount.evictThrough === 'mount' && !ctx.evictedWritten ? 'the mount' : 'the written files',
+      why: ctx.evictedWritten ?? null,
+    };
+    if (ctx.evictedWritten) progress(`    evicted the written files: ${ctx.evictedWritten}\n`);
+  }
+  return summary;
 }
 
 function skippedTrial(trial, reason) {
@@ -431,18 +473,23 @@ function summarizeTrial(trial, candidates, runs, errors, options) {
 }
 
 /**
- * Whether a trial runs a driver: one of its shape, for a cold trial one marked cold, not one
+ * Whether a trial runs a driver: one of its shape, for a cold trial one marked cold (any, in a
+ * trial of every driver), a --full one with --full or in a trial of every driver, not one
  * with more reads in flight than the trial has files (it would repeat a driver with fewer), a
  * consume-only one only where every byte is consumed, and a cold-only one only in cold trials.
  */
-function runsIn(driver, trial) {
-  return driver.shape === trial.shape && (!trial.cold || Boolean(driver.cold)) && !(driver.inFlight > trial.files) &&
-    (!driver.consumeOnly || Boolean(trial.consumeAll)) && (!driver.coldOnly || Boolean(trial.cold));
+function runsIn(driver, trial, full) {
+  return driver.shape === trial.shape && (!trial.cold || Boolean(driver.cold) || Boolean(trial.everyDriver))
+    && (!driver.fullOnly || full || Boolean(trial.everyDriver)) && !(driver.inFlight > trial.files)
+    && (!driver.consumeOnly || Boolean(trial.consumeAll)) && (!driver.coldOnly || Boolean(trial.cold));
 }
 
 async function runTarget(target, trials, driverStatus, options) {
-  // The corpus is read where it lies: nothing is written beside it.
-  const scratch = target.corpus ? null : fs.mkdtempSync(path.join(target.realpath, 'smartread-bench-'));
+  // The corpus is read where it lies: nothing is written beside it. On a mount target the files
+  // are written beneath the mount and read through it (trials.js).
+  // A target with no trial to run (a mount that could not be made) gets no scratch directory.
+  const scratch = target.corpus || trials.length === 0 ? null
+    : fs.mkdtempSync(path.join(target.mount?.backingDir ?? target.realpath, 'smartread-bench-'));
   if (scratch) scratchDirs.add(scratch);
   const results = [];
   try {
@@ -455,12 +502,14 @@ async function runTarget(target, trials, driverStatus, options) {
         results.push(skippedTrial(trial, why));
         continue;
       }
-      const candidates = driverStatus.filter((s) => runsIn(s.driver, trial));
+      const candidates = driverStatus.filter((s) => runsIn(s.driver, trial, options.full));
       const ctx = trial.setup(scratch, target);
       progress(' files ready,');
       try {
         results.push(await runTrial(trial, ctx, candidates, options));
       } finally {
+        // What a driver still holds of the trial's files (a mapping: drivers.js closingPrevious).
+        for (const { driver } of candidates) driver.read?.release?.();
         trial.teardown(ctx);
       }
       progress(`    (${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
@@ -533,8 +582,10 @@ async function main(options) {
     treeFiles: options.treeFiles,
   }).filter((t) => !options.filter || options.filter.test(t.name));
   const corpus = corpusTarget(options, cold);
-  const allTrials = [...trials, ...(corpus?.trials ?? [])];
-  if (allTrials.length === 0 && !corpus) throw new UsageError(`no trial matches --sizes and --filter${cold ? '' : ' (cold trials need --full or --devices)'}`);
+  const mountTrials = options.mounts.flatMap((kind) => mountTrialsOf(kind, trials, options).trials);
+  if (trials.length === 0 && mountTrials.length === 0 && !corpus) {
+    throw new UsageError(`no trial matches --sizes and --filter${cold ? '' : ' (cold trials need --full or --devices)'}`);
+  }
   const targets = options.dirs.map((dir) => {
     try {
       return describeTarget(dir);
@@ -550,15 +601,103 @@ async function main(options) {
     progress(`peers: in ${cacheDir()}\n`);
     peers = await preparePeers({ progress });
   }
-  if (!options.inProcess) runner = await startRunner();
-  // Where each trial's paths are written for the runner and the peers to read.
-  const pathsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'smartread-bench-peers-'));
-  scratchDirs.add(pathsDir);
+  // Mounted before anything else starts, so that the runner and the peers see them; taken down
+  // last, after they ended (on 'exit' too, should the run end otherwise).
+  const mounts = options.mounts.length > 0 ? await setUpMounts(options, trials, targets) : { set: null, runs: [] };
   try {
-    await runAll({ options: { ...options, pathsDir, runner }, startedAt, started, machine, targets, trials, allTrials, corpus, peers });
+    if (!options.inProcess) runner = await startRunner();
+    // Where each trial's paths are written for the runner and the peers to read.
+    const pathsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'smartread-bench-peers-'));
+    scratchDirs.add(pathsDir);
+    const allTrials = [...trials, ...mounts.runs.flatMap((r) => r.trials), ...(corpus?.trials ?? [])];
+    await runAll({ options: { ...options, pathsDir, runner }, startedAt, started, machine, targets, trials, allTrials, mountRuns: mounts.runs, corpus, peers });
   } finally {
     await Promise.all([peers?.close(), runner?.close()]);
+    mounts.set?.teardown();
   }
+}
+
+/** The trials of a mount target of `kind`: trialsForMount's, with the run's options. */
+function mountTrialsOf(kind, trials, options) {
+  return trialsForMount(kind, trials, {
+    sizes: options.sizes,
+    full: options.full,
+    delayMs: options.fuseLatencyMs,
+    manyFiles: options.manyFiles,
+    dropCaches: options.dropCaches,
+    keep: (name) => !options.filter || options.filter.test(name),
+  });
+}
+
+/**
+ * The mount targets of --mounts / --mount (mounts.js), beside the first target on a disk:
+ * { set (the MountSet, to tear down), runs: [{ target, trials, skipped }] }. A kind that cannot
+ * be mounted here is a target whose trials are all skipped, with the reason.
+ */
+async function setUpMounts(options, trials, targets) {
+  const onDisk = targets.find((t) => !['tmpfs', 'ramfs', 'overlay'].includes(t.fsType) && !t.fsType.startsWith('fuse'));
+  const parent = onDisk?.realpath ?? os.tmpdir();
+  const runs = [];
+  let set = null;
+  let daemon = null;
+  for (const kind of options.mounts) {
+    const label = mountLabel(kind, options.fuseLatencyMs);
+    const { trials: kindTrials, skipped } = mountTrialsOf(kind, trials, options);
+    // --filter kept none of its trials: nothing to mount it for.
+    if (kindTrials.length === 0) continue;
+    let reason = mountUnavailable(kind);
+    if (!reason && kind === 'fuse-latency') {
+      try {
+        daemon = await buildFuseLatency();
+        if (daemon.compiledMs) progress(`${label}: compiled ${daemon.binary} in ${(daemon.compiledMs / 1000).toFixed(1)} s\n`);
+      } catch (err) {
+        reason = err.message;
+      }
+    }
+    let mount = null;
+    if (!reason) {
+      try {
+        set ??= new MountSet(parent, { log: (line) => progress(`mounts: ${line}\n`) });
+        if (kind === 'overlay') mount = set.overlay();
+        else if (kind === 'fuse') mount = await set.bindfs();
+        else mount = await set.fuseLatency({ binary: daemon.binary, delayMs: options.fuseLatencyMs });
+      } catch (err) {
+        reason = err.message;
+      }
+    }
+    if (reason) {
+      progress(`${label}: skipped: ${reason}\n`);
+      runs.push({
+        target: { ...unknownTarget(kind), label, mount: { kind, skipped: reason } },
+        trials: [],
+        skipped: [...kindTrials, ...skipped.map((s) => s.trial)].map((t) => skippedTrial(t, reason)),
+      });
+      continue;
+    }
+    // overlayfs passes the eviction of a file on to its layer's file; these FUSE daemons keep no
+    // cache across opens, and a cold read meets their source's state (trials.js evictor).
+    const described = { ...mount, evictThrough: kind === 'overlay' ? 'mount' : 'written' };
+    if (kind === 'fuse-latency') {
+      described.daemon = { binary: daemon.binary, compiler: daemon.compilerVersion, flags: daemon.flags };
+      described.check = await checkFuseLatency(mount);
+      progress(`${label}: ${describeLatencyCheck(described.check, mount.delayMs)}\n`);
+    }
+    const target = { ...describeTarget(mount.dir), label, mount: described };
+    progress(`${label}: ${mount.dir} (${target.fsType}), its files written to ${mount.backingDir}\n`);
+    runs.push({ target, trials: kindTrials, skipped: skipped.map((s) => skippedTrial(s.trial, s.reason)) });
+  }
+  return { set, runs };
+}
+
+/** The daemon check (mounts.js checkFuseLatency) in a line, with a warning where it failed. */
+function describeLatencyCheck(check, delayMs) {
+  const line = `one cold read ${check.oneReadMs.toFixed(2)} ms (the delay: ${delayMs} ms); ${check.files} cold reads at once `
+    + `${check.concurrentMs.toFixed(1)} ms (one after another: ≥${(check.files * delayMs).toFixed(0)} ms)`;
+  const problems = [
+    check.oneReadMs < delayMs && 'a read took less than the delay',
+    check.concurrentMs >= check.files * delayMs && 'the daemon did not serve the reads at once',
+  ].filter(Boolean);
+  return problems.length > 0 ? `${line}; WARNING: ${problems.join('; ')}` : line;
 }
 
 /**
@@ -572,10 +711,12 @@ async function startRunner() {
   return runner;
 }
 
-async function runAll({ options, startedAt, started, machine, targets, trials, allTrials, corpus, peers }) {
-  const driverStatus = [...drivers.filter((d) => options.full || !d.fullOnly), ...(peers?.drivers ?? [])]
+async function runAll({ options, startedAt, started, machine, targets, trials, allTrials, mountRuns, corpus, peers }) {
+  // --full's drivers, and those of the trials of every driver.
+  const runsSomewhere = (d) => allTrials.some((t) => runsIn(d, t, options.full));
+  const driverStatus = [...drivers.filter((d) => options.full || !d.fullOnly || runsSomewhere(d)), ...(peers?.drivers ?? [])]
     .map((d) => ({ driver: d, available: d.available() }));
-  const skipped = driverStatus.filter((s) => s.available !== true && allTrials.some((t) => runsIn(s.driver, t)));
+  const skipped = driverStatus.filter((s) => s.available !== true && runsSomewhere(s.driver));
   for (const shape of new Set(allTrials.map((t) => t.shape))) {
     const baseline = driverStatus.find((s) => s.driver.shape === shape && s.driver.baseline);
     if (baseline.available !== true) throw new Error(`the baseline driver ${baseline.driver.name} is not available: ${baseline.available}`);
@@ -583,11 +724,13 @@ async function runAll({ options, startedAt, started, machine, targets, trials, a
   // The per-target trials run on every target (none when --filter keeps only the corpus's).
   const runs = [
     ...(trials.length > 0 ? targets.map((target) => ({ target, trials, skipped: [] })) : []),
+    ...mountRuns.filter((r) => r.trials.length > 0 || r.skipped.length > 0),
     ...(corpus ? [corpus] : []),
   ];
 
-  const activeCount = driverStatus.filter((s) => s.available === true && allTrials.some((t) => runsIn(s.driver, t))).length;
+  const activeCount = driverStatus.filter((s) => s.available === true && runsSomewhere(s.driver)).length;
   progress(`smartread bench: ${trials.length} trials × ${activeCount} drivers × ${targets.length} targets`
+    + `${mountRuns.length > 0 ? `, ${mountRuns.map((r) => `${r.trials.length} on ${r.target.label}`).join(', ')}` : ''}`
     + `${corpus ? `, ${corpus.trials.length + corpus.skipped.length} on the corpus ${corpus.target.dir}` : ''}; `
     + `${options.rounds} rounds per trial of ≥${options.time} ms per driver, ≥${MIN_SAMPLES} operations per driver over all rounds`
     + `${options.full ? `; cold trials ${COLD_OPERATIONS_PER_ROUND} operations per round` : ''}\n`);
@@ -630,6 +773,8 @@ async function runAll({ options, startedAt, started, machine, targets, trials, a
     options: {
       mode: options.mode,
       devices: options.devices,
+      mounts: options.mounts,
+      fuseLatencyMs: options.mounts.includes('fuse-latency') ? options.fuseLatencyMs : null,
       dropCaches: options.dropCaches,
       sizes: options.sizes.map(sizeLabel),
       manyFiles: options.manyFiles,

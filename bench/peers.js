@@ -453,6 +453,7 @@ module.exports = {
   startPeer,
   installRuntime,
   compileCDriver,
+  compilerVersion,
   writePathsFile,
   digestMismatch,
   tinybenchUrl,

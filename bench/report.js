@@ -239,10 +239,13 @@ function targetHeading(target) {
     const mount = target.mountPoint ? ` (${target.source} on ${target.mountPoint})` : '';
     return `${label}${target.dir}${size}: ${target.fsType}${mount}${target.device ? `, ${describeDevice(target.device)}` : ''}`;
   }
+  if (target.mount?.skipped) return `${label}not mounted: ${target.mount.skipped}`;
   const mount = target.mountPoint ? ` (${target.source} on ${target.mountPoint})` : '';
   const real = target.realpath === target.dir ? '' : ` → ${target.realpath}`;
   const device = target.device ? `, ${describeDevice(target.device)}` : '';
-  return `${label}${target.dir}${real}: ${target.fsType}${mount}${device}`;
+  // A mount of bench/mounts.js: the trials' files are written beneath it and read through it.
+  const backing = target.mount?.backingDir ? `; files written to ${target.mount.backingDir}, read through the mount` : '';
+  return `${label}${target.dir}${real}: ${target.fsType}${mount}${device}${backing}`;
 }
 
 function describeDevice(device) {

@@ -125,4 +125,4 @@ function deviceTargets(file) {
   });
 }
 
-module.exports = { defaultTargetDirs, describeTarget, deviceTargets };
+module.exports = { defaultTargetDirs, describeTarget, deviceTargets, readMounts };

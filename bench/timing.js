@@ -17,10 +17,11 @@ const COLD_OPERATIONS_PER_ROUND = 3;
 /**
  * What one run of a driver in a trial times: { time, iterations, warmupTime, warmupIterations }
  * (tinybench's options; no warm-up when warmupIterations is 0): ≥time ms and ≥iterations
- * operations, MIN_SAMPLES over all rounds; a cold trial's COLD_OPERATIONS_PER_ROUND operations.
+ * operations, MIN_SAMPLES over all rounds; a cold trial's `coldOperations` operations
+ * (COLD_OPERATIONS_PER_ROUND unless the trial says).
  */
-function runTiming({ cold, time, rounds }) {
-  if (cold) return { time: 0, iterations: COLD_OPERATIONS_PER_ROUND, warmupTime: 0, warmupIterations: 0 };
+function runTiming({ cold, time, rounds, coldOperations = COLD_OPERATIONS_PER_ROUND }) {
+  if (cold) return { time: 0, iterations: coldOperations, warmupTime: 0, warmupIterations: 0 };
   return {
     time,
     iterations: Math.ceil(MIN_SAMPLES / rounds),

@@ -9,9 +9,16 @@
 // or paths and returns what it returned); bytes and files are what one operation delivers, for
 // MB/s and files/s; teardown(ctx) deletes the files (not the tree). consumeAll: after each read
 // every byte of the result is read (consume.js), not one per page.
+// maxRounds and coldOperations, where set, cap the run's rounds and set a cold trial's operations
+// per round (timing.js), for a trial whose operations take seconds.
 // A cold trial has beforeEach(ctx, checkAll), called before every operation, timed or not, and
 // outside the timed region: it evicts the files from the page cache and checks that they are
 // gone, every file when checkAll is set, else a sample.
+// On a mount target (mounts.js: overlay, FUSE) a trial writes its files beneath the mount (the
+// overlay's lower layer, as a container image's files lie; the FUSE daemon's source) and the
+// drivers read them through it: ctx.paths are the paths through the mount, ctx.written the same
+// files as written. everyDriver: a cold trial that runs every driver of its shape, not only
+// those marked cold, --full's included.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const crypto = require('node:crypto');
@@ -152,9 +159,12 @@ function treeSpec(count) {
   });
 }
 
-/** Where the tree of `count` files lives on a target: made once, then reused by every run. */
+/**
+ * Where the tree of `count` files is written on a target: made once, then reused by every run
+ * (on a mount target, beneath the mount, which lasts one run).
+ */
 function treeDir(target, count) {
-  return path.join(target.realpath, `smartread-bench-tree-v${TREE_FORMAT}-${count}`);
+  return path.join(writeRoot(target), `smartread-bench-tree-v${TREE_FORMAT}-${count}`);
 }
 
 /**
@@ -197,6 +207,31 @@ function ensureTree(target, count) {
 
 const runsOnAnyTarget = () => null;
 
+/** Where a trial writes its files on `target`: beneath its mount, when it is one (mounts.js). */
+function writeRoot(target) {
+  return target?.mount?.backingDir ?? target?.realpath;
+}
+
+/**
+ * The files a trial wrote (`written`) as its drivers read them: the same paths, or on a mount
+ * target the same names through the mount.
+ */
+function throughMount(target, written) {
+  const backing = target?.mount?.backingDir;
+  if (!backing) return written;
+  return written.map((file) => path.join(target.realpath, path.relative(backing, file)));
+}
+
+/**
+ * A trial's context for the files it wrote on `target`: { path (the first), paths (as the
+ * drivers read them), written, mount (how to evict them, for a mount target: mounts.js's
+ * evictThrough), evictions }, and `more`.
+ */
+function filesContext(target, written, more = {}) {
+  const paths = throughMount(target, written);
+  return { path: paths[0], paths, written, mount: target?.mount ?? null, evictions: 0, ...more };
+}
+
 // Cold reads need a disk under the target: tmpfs and ramfs keep files in the page cache and
 // nowhere else, so POSIX_FADV_DONTNEED has nothing to drop.
 const memoryFileSystems = new Set(['tmpfs', 'ramfs']);
@@ -225,21 +260,37 @@ function coldUnavailable(files, bytes) {
  * sample each time. Throws when a checked file still has cached bytes. With `dropCaches` it
  * also drops the kernel's whole page cache, dentries and inodes (/proc/sys/vm/drop_caches, root
  * only), so that a read also looks its path and inode up from the disk, as after a reboot.
+ *
+ * On a mount target the pages that count are the written files' (the overlay's lower layer, the
+ * FUSE daemon's source), and those are checked. An overlay's files are evicted through the mount,
+ * as a reader would name them (overlayfs passes the advice on to the layer's file); should that
+ * leave pages of the lower file, the written files are evicted from then on, and the context
+ * says so (ctx.evictedWritten). A FUSE daemon's files are evicted where it reads them: these
+ * daemons keep no page cache of their own across opens (every open drops it), so what a cold
+ * read meets is their source's state, and an eviction through the mount would cost a request to
+ * the daemon per file.
  */
 function evictor(dropCaches) {
   return (ctx, checkAll) => {
-    const { paths } = ctx;
-    for (const file of paths) smartread.evictFromPageCache(file);
+    const written = ctx.written ?? ctx.paths;
+    const throughMount = ctx.mount?.evictThrough === 'mount' && !ctx.evictedWritten;
+    for (const file of throughMount ? ctx.paths : written) smartread.evictFromPageCache(file);
     if (dropCaches) fs.writeFileSync('/proc/sys/vm/drop_caches', '3');
-    const check = (file) => {
-      const { size, cached } = smartread.pageCacheResidency(file);
+    const check = (i) => {
+      const file = written[i];
+      let { size, cached } = smartread.pageCacheResidency(file);
+      if (cached !== 0 && throughMount) {
+        ctx.evictedWritten = `${cached} of ${size} bytes of ${file} were still cached after evictFromPageCache of ${ctx.paths[i]}`;
+        for (const each of written) smartread.evictFromPageCache(each);
+        ({ size, cached } = smartread.pageCacheResidency(file));
+      }
       if (cached !== 0) throw new Error(`${file}: ${cached} of ${size} bytes still cached after evictFromPageCache`);
     };
-    if (checkAll || paths.length <= COLD_CHECK_SAMPLE) {
-      paths.forEach(check);
+    if (checkAll || written.length <= COLD_CHECK_SAMPLE) {
+      written.forEach((_, i) => check(i));
     } else {
-      const stride = Math.floor(paths.length / COLD_CHECK_SAMPLE);
-      for (let j = 0; j < COLD_CHECK_SAMPLE; j++) check(paths[j * stride + (ctx.evictions % stride)]);
+      const stride = Math.floor(written.length / COLD_CHECK_SAMPLE);
+      for (let j = 0; j < COLD_CHECK_SAMPLE; j++) check(j * stride + (ctx.evictions % stride));
     }
     ctx.evictions++;
   };
@@ -263,16 +314,17 @@ function singleFile(size, { cold = false, consumeAll = false, dropCaches = false
     cold,
     consumeAll,
     unavailable: cold ? coldUnavailable(1, size) : runsOnAnyTarget,
-    setup(scratch) {
+    setup(scratch, target) {
       const file = path.join(scratch, `${name}.bin`);
       writeDeterministicFile(file, size);
-      if (!cold) warmUp([file]);
-      return { path: file, paths: [file], evictions: 0 };
+      const ctx = filesContext(target, [file]);
+      if (!cold) warmUp(ctx.paths);
+      return ctx;
     },
     beforeEach: cold ? evictor(dropCaches) : undefined,
     run: (driver, ctx) => driver.read(ctx.path),
     teardown(ctx) {
-      fs.rmSync(ctx.path, { force: true });
+      fs.rmSync(ctx.written[0], { force: true });
     },
   };
 }
@@ -288,21 +340,24 @@ function sameFileInFlight(size) {
     cold: false,
     consumeAll: false,
     unavailable: runsOnAnyTarget,
-    setup(scratch) {
+    setup(scratch, target) {
       const file = path.join(scratch, `${name}.bin`);
       writeDeterministicFile(file, size);
-      warmUp([file]);
-      return { path: file, paths: Array(IN_FLIGHT).fill(file), evictions: 0 };
+      const ctx = filesContext(target, Array(IN_FLIGHT).fill(file));
+      warmUp([ctx.path]);
+      return ctx;
     },
     run: (driver, ctx) => driver.read(ctx.paths),
     teardown(ctx) {
-      fs.rmSync(ctx.path, { force: true });
+      fs.rmSync(ctx.written[0], { force: true });
     },
   };
 }
 
 /** `count` different files of `size` bytes each, all read in one operation; warm or cold as above. */
-function manyFiles(count, size, { cold = false, consumeAll = false, dropCaches = false } = {}) {
+function manyFiles(count, size, {
+  cold = false, consumeAll = false, dropCaches = false, everyDriver = false, maxRounds, coldOperations,
+} = {}) {
   const name = `${stateName(cold)}-${count}x${sizeLabel(size)}${consumeSuffix(consumeAll)}`;
   return {
     name,
@@ -311,11 +366,15 @@ function manyFiles(count, size, { cold = false, consumeAll = false, dropCaches =
     files: count,
     cold,
     consumeAll,
+    everyDriver,
+    maxRounds,
+    coldOperations,
     unavailable: cold ? coldUnavailable(count, count * size) : runsOnAnyTarget,
-    setup(scratch) {
-      const paths = writeManyFiles(path.join(scratch, name), count, size);
-      if (!cold) warmUp(paths);
-      return { dir: path.join(scratch, name), paths, evictions: 0 };
+    setup(scratch, target) {
+      const dir = path.join(scratch, name);
+      const ctx = filesContext(target, writeManyFiles(dir, count, size), { dir });
+      if (!cold) warmUp(ctx.paths);
+      return ctx;
     },
     beforeEach: cold ? evictor(dropCaches) : undefined,
     run: (driver, ctx) => driver.read(ctx.paths),
@@ -338,9 +397,9 @@ function tree(count, { cold = false, consumeAll = false, dropCaches = false } = 
     consumeAll,
     unavailable: cold ? coldUnavailable(count, bytes) : runsOnAnyTarget,
     setup(scratch, target) {
-      const paths = ensureTree(target, count);
-      if (!cold) warmUp(paths);
-      return { paths, evictions: 0 };
+      const ctx = filesContext(target, ensureTree(target, count));
+      if (!cold) warmUp(ctx.paths);
+      return ctx;
     },
     beforeEach: cold ? evictor(dropCaches) : undefined,
     run: (driver, ctx) => driver.read(ctx.paths),
@@ -436,20 +495,21 @@ function randomReads(size, { cold = false, dropCaches = false } = {}) {
     cold,
     consumeAll: false,
     unavailable: cold ? coldUnavailable(RANDOM_READS, RANDOM_READS * RANDOM_READ_SIZE) : runsOnAnyTarget,
-    setup(scratch) {
+    setup(scratch, target) {
       const file = path.join(scratch, `${name}.bin`);
       writeDeterministicFile(file, size);
-      if (!cold) warmUp([file]);
       const random = prng(0x4a11 ^ size);
       const pages = size / RANDOM_READ_SIZE;
       const offsets = Array.from({ length: RANDOM_READS }, () => Math.floor(random() * pages) * RANDOM_READ_SIZE);
-      return { path: file, paths: [file], offsets, readSize: RANDOM_READ_SIZE, inFlight: RANDOM_IN_FLIGHT, perDriver: new Map(), evictions: 0 };
+      const ctx = filesContext(target, [file], { offsets, readSize: RANDOM_READ_SIZE, inFlight: RANDOM_IN_FLIGHT, perDriver: new Map() });
+      if (!cold) warmUp(ctx.paths);
+      return ctx;
     },
     beforeEach: cold ? evictor(dropCaches) : undefined,
     run: (driver, ctx) => driver.read(ctx),
     teardown(ctx) {
       for (const state of ctx.perDriver.values()) state.close();
-      fs.rmSync(ctx.path, { force: true });
+      fs.rmSync(ctx.written[0], { force: true });
     },
   };
 }
@@ -489,7 +549,49 @@ function trialsFor(sizes, {
   return trials;
 }
 
+// The cold single files read on an overlay (the run's sizes up to this), for the loop's stall
+// where every read misses the fast path (overlayfs refuses RWF_NOWAIT): whatever auto does there
+// must not wait for the disk on the JS thread.
+const OVERLAY_COLD_MAX_SIZE = MiB;
+// On fuse-latency, where each request waits (a millisecond by default): the warm files of up to
+// this size, and the cold many files with every driver; in the quick run, where a sync loop over
+// 2,000 files takes ~5 s an operation and the nine drivers take ~10 min at the run's 4 rounds of
+// 3, in 2 rounds of 2 operations (the delay sets the pace: rounds agree within a few percent).
+const LATENCY_MAX_SIZE = MiB;
+const LATENCY_QUICK = { maxRounds: 2, coldOperations: 2 };
+
+/**
+ * The trials of a mount target of `kind` (mounts.js), given the trials every target runs
+ * (`common`, trialsFor's): { trials, skipped: [{ trial, reason }] }. overlay: every common trial,
+ * and cold single files of the run's `sizes` up to OVERLAY_COLD_MAX_SIZE. fuse (bindfs): every
+ * common trial.
+ * fuse-latency: the warm single files of up to LATENCY_MAX_SIZE, read as they are elsewhere, and
+ * the cold many files with every driver of their shape (everyDriver), including the --full ones
+ * (smartRead auto ×64, readMany auto ×256), fewer rounds unless `full` (LATENCY_QUICK); the
+ * rest would take minutes each at a request's delay and are skipped, with the reason. `keep(name)`
+ * is --filter.
+ */
+function trialsForMount(kind, common, {
+  sizes = defaultSizes, full = false, delayMs, manyFiles: manyCount = DEFAULT_MANY_FILES, dropCaches = false, keep = () => true,
+} = {}) {
+  if (kind === 'overlay') {
+    const extra = sizes.filter((size) => size <= OVERLAY_COLD_MAX_SIZE).map((size) => singleFile(size, { cold: true, dropCaches }))
+      .filter((t) => keep(t.name) && !common.some((c) => c.name === t.name));
+    return { trials: [...common, ...extra], skipped: [] };
+  }
+  if (kind !== 'fuse-latency') return { trials: common, skipped: [] };
+  const cold = manyFiles(manyCount, MANY_FILES_SIZE, { cold: true, dropCaches, everyDriver: true, ...(full ? {} : LATENCY_QUICK) });
+  const runs = common.filter((t) => !t.cold && t.shape === 'file' && !t.consumeAll && t.bytes <= LATENCY_MAX_SIZE);
+  const reason = `each request to this filesystem waits ${delayMs} ms: it runs the warm single files of up to `
+    + `${sizeLabel(LATENCY_MAX_SIZE)} and ${cold.name} only`;
+  return {
+    trials: [...runs, ...(keep(cold.name) ? [cold] : [])],
+    skipped: common.filter((t) => !runs.includes(t) && t.name !== cold.name).map((trial) => ({ trial, reason })),
+  };
+}
+
 module.exports = {
+  trialsForMount,
   defaultSizes,
   parseSize,
   sizeLabel,

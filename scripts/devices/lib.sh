@@ -1,5 +1,6 @@
 # Sourced by the device scripts: set-up steps that each record how to undo themselves, so that
 # a failure half-way, an interrupt or the normal end tears down exactly what was made.
+# (bench/mounts.js does the same in JavaScript for the overlay and FUSE mounts.)
 #
 # Every step appends one line to $DEVICES_STATE/undo; devices_teardown runs them newest first.
 # Targets for the bench are appended to $DEVICES_STATE/targets.tsv, one per line:

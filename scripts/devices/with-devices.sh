@@ -20,6 +20,12 @@
 #   (npm run bench -- --devices does this for you)
 #
 # Root only. What this kernel lacks (zram, a block-io controller) is said and skipped.
+#
+# The filesystems that refuse non-blocking reads (overlayfs, FUSE: bindfs and the bench's
+# fuse-latency daemon) are not set up here but by the bench itself, in bench/mounts.js, which
+# the tests share (npm run bench -- --mounts; --devices --mounts for both): a FUSE daemon must be
+# compiled and checked first, and a test file mounts them for itself. They follow this script's
+# way: each step records its undo, and the undo runs newest first however the run ends.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"

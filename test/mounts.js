@@ -1,0 +1,62 @@
+// Real overlay and FUSE mounts for a test file, made with the bench's mount set (bench/mounts.js):
+// the kernel's overlayfs over a disk directory, and bindfs over one. Mounted before the file's
+// tests and always taken down after them (on 'exit' too); a kind this machine cannot mount (not
+// root, no overlayfs or /dev/fuse, no bindfs, a mount refused) is a reason to skip, never a pass.
+'use strict';
+const { before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { MountSet, mountUnavailable, mountsUnder } = require('../bench/mounts');
+
+const LABELS = { overlay: 'overlay', fuse: 'bindfs' };
+
+/**
+ * Mounts each of `kinds` ('overlay', 'fuse') under a new temp directory on the disk, in a
+ * before() hook, and takes them down in after(), which also checks that nothing of theirs is
+ * left in /proc/self/mounts. Returns { all: [{ kind, label }], get(kind) → the mount (bench/mounts.js:
+ * { dir, backingDir, upperDir? }) or null, skipReason(kind) → why it is not there, or null }.
+ * Declared now, so that tests can be declared per kind; the mounts exist from the hook on.
+ */
+function useMounts(kinds = ['overlay', 'fuse']) {
+  const mounts = new Map();
+  const reasons = new Map(kinds.map((kind) => [kind, mountUnavailable(kind)]));
+  let set = null;
+  let parent = null;
+  // Not a helpers.js temp dir: those are removed on 'exit' before the mount set's own handler
+  // has taken the mounts down, and a recursive removal would reach through them.
+  const removeParent = () => {
+    if (parent !== null && mountsUnder(parent).length === 0) fs.rmSync(parent, { recursive: true, force: true });
+  };
+  before(async () => {
+    if (kinds.every((kind) => reasons.get(kind) !== null)) return;
+    parent = fs.mkdtempSync(path.join(os.tmpdir(), 'smartread-mounts-test-'));
+    process.on('exit', removeParent);
+    set = new MountSet(parent, { log: () => {} });
+    for (const kind of kinds) {
+      if (reasons.get(kind) !== null) continue;
+      try {
+        mounts.set(kind, kind === 'overlay' ? set.overlay() : await set.bindfs());
+      } catch (err) {
+        reasons.set(kind, `could not mount ${LABELS[kind]}: ${err.message}`);
+      }
+    }
+  });
+  after(() => {
+    if (set === null) return;
+    const failed = set.teardown();
+    assert.deepEqual(failed, [], 'every teardown step succeeds');
+    assert.deepEqual(mountsUnder(parent), [], 'nothing left mounted');
+    removeParent();
+    process.removeListener('exit', removeParent);
+    assert.equal(fs.existsSync(parent), false, 'no directory left');
+  });
+  return {
+    all: kinds.map((kind) => ({ kind, label: LABELS[kind] })),
+    get: (kind) => mounts.get(kind) ?? null,
+    skipReason: (kind) => (mounts.has(kind) ? null : reasons.get(kind) ?? 'not mounted yet'),
+  };
+}
+
+module.exports = { useMounts };
