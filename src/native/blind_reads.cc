@@ -187,6 +187,14 @@ bool BlindReads::Cooling(dev_t dev) {
   return true;
 }
 
+bool BlindReads::CoolingNow(dev_t dev) const {
+  if (!any_.load(std::memory_order_relaxed)) return false;
+  const int64_t now_ns = MonotonicNs();
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Filesystem* fs = FindLocked(dev);
+  return fs != nullptr && now_ns < fs->cooling_until_ns;
+}
+
 void BlindReads::Timed(const File& file, int64_t elapsed_ns, int64_t slow_ns, int64_t now_ns, bool read_inline) {
   std::lock_guard<std::mutex> lock(mutex_);
   Filesystem* fs = FindLocked(file.dev);

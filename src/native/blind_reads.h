@@ -100,6 +100,8 @@ class BlindReads {
   // Whether reads of `dev` are not to be opened on the calling thread for now: the callers ask
   // before they open a file they know to be there. Counted as a kCooling judgement when so.
   bool Cooling(dev_t dev);
+  // The same, asked afterwards: counting nothing.
+  bool CoolingNow(dev_t dev) const;
   // The judgement a read of `file` would get now, counting and remembering nothing (no mincore:
   // kResident stands for "its pages are looked at"); false where its filesystem is not known to
   // refuse RWF_NOWAIT.

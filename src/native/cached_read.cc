@@ -60,7 +60,10 @@ Fit FitsFastPath(const struct stat& st, uint64_t max_size) {
   return static_cast<uint64_t>(st.st_size) <= max_size ? Fit::kFits : Fit::kTooLarge;
 }
 
-enum class Outcome { kHit, kMiss, kTooLarge, kFailed, kJsException };
+// kWarming: a miss on a filesystem that refuses RWF_NOWAIT, whose file the judge now remembers
+// (BlindReads: a first read, or a large file not all in memory): once the engines have read it,
+// the next read is a hit, so a run of them is not a cold list.
+enum class Outcome { kHit, kMiss, kWarming, kTooLarge, kFailed, kJsException };
 
 // Room for a small result, in a slab the caller returns it from (data nullptr: none).
 struct SmallDest {
@@ -101,7 +104,7 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     // Where an open waits for a server, only a file read lately is opened here at all.
     if (blind.OpensMayWait(known_dev) &&
         !blind.WorthOpening({FastPathHints::Hash(path), known_dev, static_cast<off_t>(known_size), -1}, opened_ns)) {
-      return Outcome::kMiss;
+      return Outcome::kWarming;
     }
   }
   // A name read before is read as it was, without fstat: asked not to wait where the filesystem
@@ -121,7 +124,7 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     if (fit == Fit::kFits && blind.Cooling(st.st_dev)) return Outcome::kMiss;
     if (fit == Fit::kFits && blind.OpensMayWait(st.st_dev) &&
         !blind.WorthOpening(remember ? BlindReads::Named(FastPathHints::Hash(path), st) : BlindReads::Inode(st), opened_ns)) {
-      return Outcome::kMiss;
+      return Outcome::kWarming;
     }
     // Files without a size, and large ones, are for the engines that do not hold the loop.
     if (fit != Fit::kFits) {
@@ -141,11 +144,12 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
   DestBuffer dest;
   if (read_before && known_size > 0 && known_size <= max_size && known_size <= kReadAsBeforeMax) {
     const BlindReads::File named{FastPathHints::Hash(path), known_dev, static_cast<off_t>(known_size), -1};
-    if (judged_before && !BlindReads::ReadsInline(blind.Judge(named, fd, MonotonicNs()))) {
+    const BlindReads::Judgement judged = judged_before ? blind.Judge(named, fd, MonotonicNs()) : BlindReads::Judgement::kRecentRead;
+    if (!BlindReads::ReadsInline(judged)) {
       const int64_t now = MonotonicNs();
       blind.Timed(named, now - opened_ns, BudgetOf(instance).SlowNs(known_size), now, false);
       close(fd);
-      return Outcome::kMiss;
+      return judged == BlindReads::Judgement::kCooling ? Outcome::kMiss : Outcome::kWarming;
     }
     const bool pool = small.data != nullptr && known_size <= small.capacity;
     if (pool) {
@@ -213,6 +217,8 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     if (!IsMiss(static_cast<int>(-n))) {
       *failure = Failure::Errno(static_cast<int>(-n), Syscall::kRead);
       outcome = Outcome::kFailed;
+    } else if (n == -EAGAIN && blind.Known(st.st_dev) && !blind.CoolingNow(st.st_dev)) {
+      outcome = Outcome::kWarming;
     }
   } else if (pool) {
     *value = nullptr;
@@ -259,6 +265,7 @@ Napi::Value CachedRead(const Napi::CallbackInfo& info, Instance& instance) {
       if (value == nullptr) napi_create_uint32(env, static_cast<uint32_t>(pooled), &value);
       return Napi::Value(env, value);
     case Outcome::kMiss:
+    case Outcome::kWarming:
       return env.Null();
     case Outcome::kTooLarge:
       return Napi::Boolean::New(env, false);
@@ -339,6 +346,9 @@ Napi::Value CachedReadBatch(const Napi::CallbackInfo& info, Instance& instance,
           results[2 * k] = kHitInOut;
           napi_set_element(env, out, static_cast<uint32_t>(k), value);
         }
+        break;
+      case Outcome::kWarming:
+        results[2 * k] = kWarmingMiss;
         break;
       case Outcome::kMiss:
       case Outcome::kTooLarge:

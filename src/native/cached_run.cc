@@ -87,10 +87,13 @@ class RunJob final : public PoolJob {
     // As on the JS thread: opens are timed where the kernel will not say whether a read waits,
     // and not made where that filesystem's reads wait too often lately (BlindReads).
     const int64_t opened_ns = blind->Any() ? MonotonicNs() : 0;
-    if (item.dev != 0 && (blind->Cooling(item.dev) ||
-                          (blind->OpensMayWait(item.dev) &&
-                           !blind->WorthOpening({FastPathHints::Hash(item.path.c_str()), item.dev, static_cast<off_t>(item.known), -1}, opened_ns)))) {
+    if (item.dev != 0 && blind->Cooling(item.dev)) {
       item.result = kRunMiss;
+      return;
+    }
+    if (item.dev != 0 && blind->OpensMayWait(item.dev) &&
+        !blind->WorthOpening({FastPathHints::Hash(item.path.c_str()), item.dev, static_cast<off_t>(item.known), -1}, opened_ns)) {
+      item.result = kRunWarming;
       return;
     }
     // As on the JS thread: a name not known to be a small regular file is looked at through an
@@ -107,8 +110,12 @@ class RunJob final : public PoolJob {
       if (!fits) return;
       const BlindReads::File file = confinement.confined() ? BlindReads::Inode(st)
                                                            : BlindReads::Named(FastPathHints::Hash(item.path.c_str()), st);
-      if (blind->Cooling(st.st_dev) || (blind->OpensMayWait(st.st_dev) && !blind->WorthOpening(file, opened_ns))) {
+      if (blind->Cooling(st.st_dev)) {
         item.result = kRunMiss;
+        return;
+      }
+      if (blind->OpensMayWait(st.st_dev) && !blind->WorthOpening(file, opened_ns)) {
+        item.result = kRunWarming;
         return;
       }
     } else if (static_cast<size_t>(item.known) > kSlab - used_) {
@@ -132,7 +139,7 @@ class RunJob final : public PoolJob {
       item.blind = !item.in_memory && blind->Known(st.st_dev);
       item.read_dev = st.st_dev;
       if (read.error == EAGAIN) {
-        item.result = kRunMiss;
+        item.result = item.blind && !blind->CoolingNow(st.st_dev) ? kRunWarming : kRunMiss;
       } else if (read.error == 0) {
         item.result = static_cast<int32_t>(read.done);
         item.offset = static_cast<uint32_t>(used_);

@@ -15,6 +15,8 @@ namespace smartread {
 // the run's slab), which reads it and reports what it must.
 constexpr int32_t kRunMiss = -1;
 constexpr int32_t kRunLeft = -4;
+// ...or a miss that the engines will make a hit of (cached_read.h kWarmingMiss).
+constexpr int32_t kRunWarming = -5;
 
 // The longest run cachedReadRun takes. Longer than a run on the JS thread (kCachedRunMax): the
 // pool thread reads while its last run waits for the JS thread to take it (up to a turn of the
@@ -28,7 +30,7 @@ constexpr size_t kElsewhereRunMax = 256;
 // libuv's pool, as the fast path does on the JS thread (openat2 RESOLVE_CACHED, a look at the
 // name before it is opened unless it was a small regular file last time, preadv2 RWF_NOWAIT or
 // a plain read on tmpfs and ramfs), so that it never waits on a device. results[2k] is a hit's
-// byte count, kRunMiss or kRunLeft; a hit's bytes are in the slab at results[2k + 1]. The names
+// byte count, kRunMiss, kRunWarming or kRunLeft; a hit's bytes are in the slab at results[2k + 1]. The names
 // are copied before the call returns; a root's descriptor must stay open until it settles.
 Napi::Value CachedReadRun(const Napi::CallbackInfo& info, Instance& instance);
 

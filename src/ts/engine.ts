@@ -9,12 +9,13 @@ export type CachedRead = (target: string | Buffer, flags: number, confine?: Conf
 
 /**
  * The fast path over a run of a list, paths[start..end): out[k] is the result of a hit on
- * paths[start + k], undefined otherwise (a miss, an error, not a string: the caller reads those
- * one by one). Returns how many it went through, at least one. onRing: the engine after the
- * fast path is io_uring, which may then read the run's small files in one batch.
+ * paths[start + k], null for a miss the engines will make a hit of (a file on overlayfs or FUSE
+ * read for the first time lately), undefined otherwise (a miss, an error, not a string: the
+ * caller reads those one by one). Returns how many it went through, at least one. onRing: the
+ * engine after the fast path is io_uring, which may then read the run's small files in one batch.
  */
 export type CachedReadMany = (paths: readonly unknown[], start: number, end: number, flags: number,
-  out: Array<RawResult | undefined>, onRing: boolean, confine?: Confine) => number;
+  out: Array<RawResult | null | undefined>, onRing: boolean, confine?: Confine) => number;
 
 /**
  * The fast path over a run of a list on a pool thread (while the JS thread reads another run):
@@ -26,6 +27,8 @@ export type CachedReadElsewhere = (paths: readonly unknown[], start: number, end
   confine?: Confine) => Promise<Array<Buffer | number>>;
 export const kRunMiss = -1;
 export const kRunLeft = -4;
+/** A miss the engines will make a hit of (cached_run.h kRunWarming): not a sign of a cold list. */
+export const kRunWarming = -5;
 
 // The longest run one cachedReadMany call takes.
 export const kCachedRunMax = 64;
@@ -41,6 +44,7 @@ const kPooledMax = 4096;
 // (the run's copies had used up the fast path's budget).
 const kNotHit = -1;
 const kNotReached = -3;
+const kWarmingMiss = -5;
 
 // The addon's synchronous readers, with the pool they share.
 function nativeReaders(binding: NativeBinding): {
@@ -84,6 +88,7 @@ function nativeReaders(binding: NativeBinding): {
         const size = runResults[2 * k];
         if (size >= 0) out[k] = Buffer.from(slab!.buffer, slab!.byteOffset + runResults[2 * k + 1], size);
         else if (size === kNotHit) out[k] = undefined;
+        else if (size === kWarmingMiss) out[k] = null;
         else if (size === kNotReached) return k;
       }
       return count;

@@ -7,7 +7,7 @@ import {
 import { constants, statSync } from 'node:fs';
 import { originalReadFile } from './fs_originals';
 import { isRawFailure, type RawFailure, type RawResult } from './native';
-import { kCachedRunMax, kElsewhereRunMax, kRunMiss, loadReport } from './engine';
+import { kCachedRunMax, kElsewhereRunMax, kRunMiss, kRunWarming, loadReport } from './engine';
 import { countFastPath, recordRead, timing, type ServedBy } from './metrics';
 import { Root, type ConfineOptions } from './confine';
 import { fastPathTurnMs, tuning } from './tuning';
@@ -596,7 +596,7 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
     }
   };
   const laneLoop = async () => {
-    const run: Array<RawResult | undefined> = [];
+    const run: Array<RawResult | null | undefined> = [];
     while (!failed) {
       if (nextMissed < missed.length) {
         await readAside(missed[nextMissed++], 'missed');
@@ -646,11 +646,15 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
         inlineFiles += count;
       }
       next = start + count;
+      // A miss the engines will make a hit of (null) is no sign of a cold list: a list on
+      // overlayfs or FUSE read for the first time lately is all such misses.
       let hits = 0;
+      let warming = 0;
       for (let k = 0; k < count; k++) {
         const raw = run[k];
         run[k] = undefined;
-        if (raw === undefined) {
+        if (raw === undefined || raw === null) {
+          if (raw === null) warming++;
           missed.push(start + k);
         } else {
           hits++;
@@ -658,7 +662,7 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
         }
       }
       if (hits < count) wakeParked();
-      if (hits === 0) {
+      if (hits === 0 && warming === 0) {
         coldStretch = Math.min(Math.max(coldStretch * 2, 64), 1024);
         fastPathFrom = next + coldStretch;
         runLength = kFirstRun;
@@ -712,12 +716,14 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
       }
       if (failed) return;
       let hits = 0;
+      let warming = 0;
       for (let k = 0; k < out.length; k++) {
         const value = out[k];
         if (typeof value !== 'number') {
           hits++;
           takeHit(start + k, value, started);
-        } else if (value === kRunMiss) {
+        } else if (value === kRunMiss || value === kRunWarming) {
+          if (value === kRunWarming) warming++;
           missed.push(start + k);
         } else {
           left.push(start + k);
@@ -727,7 +733,7 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
         wakeParked();
         startLane();
       }
-      if (hits === 0) elsewhere = false;
+      if (hits === 0 && warming === 0) elsewhere = false;
       if (only > 0) return;
     }
   };
