@@ -121,10 +121,17 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     }
     const Fit fit = fstat(probe, &st) == 0 ? FitsFastPath(st, max_size) : Fit::kNotForFastPath;
     close(probe);
-    if (fit == Fit::kFits && blind.Cooling(st.st_dev)) return Outcome::kMiss;
-    if (fit == Fit::kFits && blind.OpensMayWait(st.st_dev) &&
-        !blind.WorthOpening(remember ? BlindReads::Named(FastPathHints::Hash(path), st) : BlindReads::Inode(st), opened_ns)) {
-      return Outcome::kWarming;
+    if (fit == Fit::kFits && blind.Known(st.st_dev)) {
+      // Left to the engines without an open here: the hints keep its device, so that io_uring
+      // opens it on a worker where opens wait (Ring::Read), and the next read is judged first.
+      const Outcome refused = blind.Cooling(st.st_dev) ? Outcome::kMiss
+          : blind.OpensMayWait(st.st_dev) &&
+                    !blind.WorthOpening(remember ? BlindReads::Named(FastPathHints::Hash(path), st) : BlindReads::Inode(st), opened_ns)
+              ? Outcome::kWarming : Outcome::kHit;
+      if (refused != Outcome::kHit) {
+        if (remember) hints.SetRegular(path, static_cast<uint64_t>(st.st_size), false, st.st_dev);
+        return refused;
+      }
     }
     // Files without a size, and large ones, are for the engines that do not hold the loop.
     if (fit != Fit::kFits) {

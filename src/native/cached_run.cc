@@ -49,8 +49,9 @@ class RunJob final : public PoolJob {
     bool in_memory = false;
     // On a filesystem that refuses RWF_NOWAIT (see BlindReads): never batched.
     bool blind = false;
-    // The device it was read from.
+    // The device it was read from, or left to the engines on, and its size there.
     dev_t read_dev = 0;
+    uint64_t size = 0;
   };
 
   Instance* instance = nullptr;
@@ -110,12 +111,13 @@ class RunJob final : public PoolJob {
       if (!fits) return;
       const BlindReads::File file = confinement.confined() ? BlindReads::Inode(st)
                                                            : BlindReads::Named(FastPathHints::Hash(item.path.c_str()), st);
-      if (blind->Cooling(st.st_dev)) {
-        item.result = kRunMiss;
-        return;
-      }
-      if (blind->OpensMayWait(st.st_dev) && !blind->WorthOpening(file, opened_ns)) {
-        item.result = kRunWarming;
+      if (blind->Known(st.st_dev) &&
+          (blind->Cooling(st.st_dev) || (blind->OpensMayWait(st.st_dev) && !blind->WorthOpening(file, opened_ns)))) {
+        // As on the JS thread, the hints keep its device (see Settle).
+        item.result = blind->CoolingNow(st.st_dev) ? kRunMiss : kRunWarming;
+        item.blind = true;
+        item.read_dev = st.st_dev;
+        item.size = static_cast<uint64_t>(st.st_size);
         return;
       }
     } else if (static_cast<size_t>(item.known) > kSlab - used_) {
@@ -138,6 +140,7 @@ class RunJob final : public PoolJob {
       if (item.in_memory && !known_in_memory) memory_devs_.push_back(st.st_dev);
       item.blind = !item.in_memory && blind->Known(st.st_dev);
       item.read_dev = st.st_dev;
+      item.size = size;
       if (read.error == EAGAIN) {
         item.result = item.blind && !blind->CoolingNow(st.st_dev) ? kRunWarming : kRunMiss;
       } else if (read.error == 0) {
@@ -184,6 +187,8 @@ class RunJob final : public PoolJob {
       // What it left, the JS thread's fast path reads, and learns from.
       if (item.result >= 0 && !confinement.confined()) {
         hints.SetRegular(item.path.c_str(), static_cast<uint64_t>(item.result), !item.in_memory && !item.blind, item.read_dev);
+      } else if (item.blind && item.size > 0 && !confinement.confined()) {
+        hints.SetRegular(item.path.c_str(), item.size, false, item.read_dev);
       }
     }
     return out;

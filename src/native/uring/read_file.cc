@@ -316,6 +316,9 @@ io_uring_sqe* FileRead::QueueBlockRead(size_t at, size_t length) {
   io_uring_prep_read(sqe, fixed ? slot_ : fd_, block_ + at, static_cast<unsigned>(length),
                      kCurrentPosition);
   if (fixed) sqe->flags |= IOSQE_FIXED_FILE;
+  // Where opens wait for a server, a read cannot be had without waiting either (FUSE and NFS
+  // refuse non-blocking reads): straight to a worker, without the try that fails first.
+  if (async_open_) sqe->flags |= IOSQE_ASYNC;
   return sqe;
 }
 
