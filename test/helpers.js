@@ -428,6 +428,13 @@ function fifoWriterOnRelease(fifo, payload, { patienceMs = 20000, readerMs = 200
 }
 
 // ---------------------------------------------------------------------------------------------
+// The platform smartread acts for
+
+/** The platform smartread is told it runs on (SMARTREAD_TEST_PLATFORM, which run-tests.js
+ * --platform sets), or null where it acts for Linux, as it is. */
+const forcedPlatform = process.env.SMARTREAD_TEST_PLATFORM || null;
+
+// ---------------------------------------------------------------------------------------------
 // smartread's asynchronous strategies
 
 const STRATEGIES = ['auto', 'sync', 'threadpool', 'uring'];
@@ -506,6 +513,7 @@ function spendTheTurnOnEachRead(t, changes = {}) {
 }
 
 module.exports = {
+  forcedPlatform,
   countLoopTurns,
   spendTheTurnOnEachRead,
   fifoWriterOnRelease,
