@@ -2,7 +2,7 @@
 // cannot be loaded (or SMARTREAD_FORCE_JS=1). Same results, slower.
 import * as fs from 'node:fs';
 import { maxReadLength } from './limits';
-import { constants as osConstants } from 'node:os';
+import { errnoOf } from './errors';
 import { promisify } from 'node:util';
 import type { Engine, RawFailure, RawMapping, RawResult } from './native';
 
@@ -79,8 +79,7 @@ function preadFully(fd: number, view: NodeJS.ArrayBufferView, offset: number, le
 function copyWindow(fd: number, offset: number, wanted: number): RawMapping | RawFailure {
   const stats = fs.fstatSync(fd);
   if (!stats.isFile()) {
-    const errno = stats.isDirectory() ? osConstants.errno.EISDIR : osConstants.errno.ENODEV;
-    return { errno: -errno, syscall: 'mmap' };
+    return { errno: errnoOf(stats.isDirectory() ? 'EISDIR' : 'ENODEV'), syscall: 'mmap' };
   }
   const length = wanted < 0 ? Math.max(stats.size - offset, 0) : wanted;
   if (offset > stats.size || length > stats.size - offset) return { errno: 0, reason: 'window', size: stats.size };
@@ -128,7 +127,7 @@ export const jsEngine: Engine = {
   readFileSync(target, flags, statUserFd) {
     if (typeof target === 'number') {
       // node:fs validates fds before the syscall; the kernel's answer for a negative one is EBADF.
-      if (target < 0) return { errno: -osConstants.errno.EBADF, syscall: statUserFd ? 'fstat' : 'read' };
+      if (target < 0) return { errno: errnoOf('EBADF'), syscall: statUserFd ? 'fstat' : 'read' };
       try {
         return readWholeFd(target, statUserFd);
       } catch (err) {
@@ -201,7 +200,7 @@ async function readWholeFdAsync(fd: number, statFirst: boolean): Promise<RawResu
 
 export async function jsReadAsync(target: string | Buffer | number, flags: number, statUserFd: boolean): Promise<RawResult> {
   if (typeof target === 'number') {
-    if (target < 0) return { errno: -osConstants.errno.EBADF, syscall: statUserFd ? 'fstat' : 'read' };
+    if (target < 0) return { errno: errnoOf('EBADF'), syscall: statUserFd ? 'fstat' : 'read' };
     try {
       return await readWholeFdAsync(target, statUserFd);
     } catch (err) {

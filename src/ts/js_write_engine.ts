@@ -2,12 +2,13 @@
 // cannot be loaded (or SMARTREAD_FORCE_JS=1). Same results, same temporary files, slower.
 import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { constants as osConstants } from 'node:os';
+import { errnoOf } from './errors';
 import type { RawFailure } from './native';
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_RDONLY, O_DIRECTORY } = fs.constants;
-const { EEXIST, EISDIR, ECANCELED } = osConstants.errno;
-const cancelled: RawFailure = { errno: -ECANCELED, syscall: 'write' };
+const EEXIST = errnoOf('EEXIST');
+const EISDIR = errnoOf('EISDIR');
+const cancelled: RawFailure = { errno: errnoOf('ECANCELED'), syscall: 'write' };
 const kNameMax = 255;
 const kTemporaryOverhead = 1 + 11 + 12 + 4;
 const kTemporaryAttempts = 8;
@@ -71,7 +72,7 @@ function renameSync(temporary: Buffer, target: string | Buffer, noReplace: boole
 // 'wx' finding the target, or a directory there: open's errors, as without atomic.
 function renameFailure(err: unknown): RawFailure {
   const raw = failure(err);
-  return { errno: raw.errno, syscall: raw.errno === -EEXIST || raw.errno === -EISDIR ? 'open' : 'rename' };
+  return { errno: raw.errno, syscall: raw.errno === EEXIST || raw.errno === EISDIR ? 'open' : 'rename' };
 }
 
 function atomicSync(target: string | Buffer, data: Uint8Array, mode: number, flush: boolean, noReplace: boolean): RawFailure | undefined {
@@ -79,12 +80,12 @@ function atomicSync(target: string | Buffer, data: Uint8Array, mode: number, flu
   let fd = -1;
   for (let attempt = 0; attempt < kTemporaryAttempts && fd < 0; attempt++) {
     temporary = temporaryName(target);
-    if (temporary === null) return { errno: -EISDIR, syscall: 'open' };
+    if (temporary === null) return { errno: EISDIR, syscall: 'open' };
     try {
       fd = fs.openSync(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
     } catch (err) {
       const raw = failure(err);
-      if (raw.errno !== -EEXIST || attempt + 1 === kTemporaryAttempts) return { errno: raw.errno, syscall: 'open' };
+      if (raw.errno !== EEXIST || attempt + 1 === kTemporaryAttempts) return { errno: raw.errno, syscall: 'open' };
     }
   }
   let result = fillAndCloseSync(fd, data, flush);
@@ -174,12 +175,12 @@ async function atomicAsync(target: string | Buffer, data: Uint8Array, mode: numb
   let handle: fs.promises.FileHandle | undefined;
   for (let attempt = 0; attempt < kTemporaryAttempts && handle === undefined; attempt++) {
     temporary = temporaryName(target);
-    if (temporary === null) return { errno: -EISDIR, syscall: 'open' };
+    if (temporary === null) return { errno: EISDIR, syscall: 'open' };
     try {
       handle = await fs.promises.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
     } catch (err) {
       const raw = failure(err);
-      if (raw.errno !== -EEXIST || attempt + 1 === kTemporaryAttempts) return { errno: raw.errno, syscall: 'open' };
+      if (raw.errno !== EEXIST || attempt + 1 === kTemporaryAttempts) return { errno: raw.errno, syscall: 'open' };
     }
   }
   let result = await fillAndClose(handle!, data, flush);
