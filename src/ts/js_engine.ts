@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import { maxReadLength } from './limits';
 import { errnoOf } from './errors';
+import { posixOpenFlag } from './platform';
 import { promisify } from 'node:util';
 import type { Engine, RawFailure, RawMapping, RawResult } from './native';
 
@@ -57,7 +58,8 @@ function hasNullBytes(target: string | Buffer): boolean {
   return typeof target === 'string' ? target.includes('\u0000') : target.includes(0);
 }
 
-const { O_NONBLOCK } = fs.constants;
+// So that opening a FIFO does not wait for a writer (Windows has no FIFOs, and no O_NONBLOCK).
+const O_NONBLOCK = posixOpenFlag('O_NONBLOCK');
 
 // `done` bytes past `position`, in the position's own type (a bigint past 2^53).
 const advance = (position: number | bigint, done: number) => (typeof position === 'bigint' ? position + BigInt(done) : position + done);

@@ -2,6 +2,7 @@
 // prebuilt addon by them, and the pure-JS engine keeps Linux's ways (/proc, /sys, statfs magic
 // numbers, '/' as the only separator) to Linux.
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 
 const platforms: readonly NodeJS.Platform[] = ['aix', 'android', 'cygwin', 'darwin', 'freebsd', 'haiku', 'linux', 'netbsd', 'openbsd', 'sunos', 'win32'];
 
@@ -21,6 +22,17 @@ export const platform: NodeJS.Platform = testPlatform() ?? process.platform;
 
 /** Whether the addon can run here at all: its engines are Linux syscalls (io_uring, openat2, preadv2). */
 export const isLinux = platform === 'linux';
+
+/**
+ * An open flag of node:fs's that Windows lacks (fs.constants has none of these there): 0 on
+ * Windows, so that the flags smartread opens with are the ones that platform takes.
+ */
+export function posixOpenFlag(name: 'O_NONBLOCK' | 'O_DIRECTORY' | 'O_NOFOLLOW'): number {
+  return platform === 'win32' ? 0 : fs.constants[name] ?? 0;
+}
+
+/** node:path for this platform's paths: path.win32 on Windows ('\\' and drive letters), else path.posix. */
+export const platformPath: path.PlatformPath = platform === 'win32' ? path.win32 : path.posix;
 
 // ELF: the program header table, and the entry that names the program's interpreter.
 const PT_INTERP = 3;
