@@ -434,6 +434,16 @@ function fifoWriterOnRelease(fifo, payload, { patienceMs = 20000, readerMs = 200
  * --platform sets), or null where it acts for Linux, as it is. */
 const forcedPlatform = process.env.SMARTREAD_TEST_PLATFORM || null;
 
+/**
+ * Skips test `t` when smartread acts for another platform than Linux: `what` (a behaviour of
+ * Linux's: statfs's magic numbers, /sys, procfs) is not smartread's there. Returns true if it did.
+ */
+function skipOffLinux(t, what) {
+  if (forcedPlatform === null) return false;
+  t.skip(`${what} is Linux's; smartread acts for ${forcedPlatform} here (SMARTREAD_TEST_PLATFORM)`);
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------------
 // smartread's asynchronous strategies
 
@@ -514,6 +524,7 @@ function spendTheTurnOnEachRead(t, changes = {}) {
 
 module.exports = {
   forcedPlatform,
+  skipOffLinux,
   countLoopTurns,
   spendTheTurnOnEachRead,
   fifoWriterOnRelease,

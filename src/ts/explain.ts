@@ -95,7 +95,7 @@ export function explain(path: PathOrFd, options?: ExplainOptions | null): Explan
     ? native.cachedRead(target, flags, -1) : null;
   const st = isPath ? fs.statSync(target, { bigint: true }) : fs.fstatSync(target, { bigint: true });
   if (isFailure(probe)) throw failureToError(probe, path, target, explain);
-  const device = deviceOf(st.dev, isPath ? target : `/proc/self/fd/${target}`);
+  const device = deviceOf(st.dev, target);
   const explained = (strategy: ReadPath, reason: string): Explanation => ({ strategy, reason, device });
 
   if (native === null) {
