@@ -444,6 +444,40 @@ function skipOffLinux(t, what) {
   return true;
 }
 
+let openat2Answer;
+
+/**
+ * Why openat2 cannot be used here, or null where it can (or there is no addon to use it). Linux
+ * has it since 5.6; qemu-user 7.2 (the arm64 tests) has none (ENOSYS). Confined reads and writes
+ * and the fast path's hits need it: their tests skip with this reason. Asked once, with a
+ * confined read of a root itself (EISDIR where openat2 works).
+ */
+function openat2Missing() {
+  if (openat2Answer === undefined) {
+    openat2Answer = null;
+    const { createReader, engineInfo } = require('smartread');
+    if (engineInfo().engine === 'native') {
+      const reader = createReader({ root: os.tmpdir() });
+      try {
+        reader.smartReadSync('.');
+      } catch (err) {
+        if (err.code === 'ENOSYS') openat2Answer = 'openat2 is missing here (ENOSYS: a kernel before 5.6, or qemu-user)';
+      } finally {
+        reader.close();
+      }
+    }
+  }
+  return openat2Answer;
+}
+
+/** Skips test `t` with the reason where openat2 is missing; returns true if it did. */
+function skipWithoutOpenat2(t) {
+  const why = openat2Missing();
+  if (why === null) return false;
+  t.skip(why);
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------------
 // smartread's asynchronous strategies
 
@@ -525,6 +559,8 @@ function spendTheTurnOnEachRead(t, changes = {}) {
 module.exports = {
   forcedPlatform,
   skipOffLinux,
+  openat2Missing,
+  skipWithoutOpenat2,
   countLoopTurns,
   spendTheTurnOnEachRead,
   fifoWriterOnRelease,
