@@ -123,6 +123,37 @@ for (const platform of ['darwin', 'win32']) {
   });
 }
 
+// What an atomic write's temporary file and a write's parent directory are for `paths`, in a
+// child acting for `platform`.
+async function writePathsAs(platform, paths) {
+  const source = `
+    const { temporaryName } = require('./dist/js_write_engine.js');
+    const { parentOf } = require('./dist/write_args.js');
+    const paths = JSON.parse(process.argv[1]);
+    console.log(JSON.stringify(paths.map((p) => [temporaryName(p).toString(), parentOf(p)])));
+  `;
+  const r = await runToEnd(process.execPath, ['-e', source, JSON.stringify(paths)], { env: { SMARTREAD_TEST_PLATFORM: platform } });
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+test("as win32, an atomic write's temporary file is beside its target in \\ and drive paths; on Linux \\ is part of a name", async () => {
+  const escape = (text) => text.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
+  const temporary = (dir, name) => new RegExp(`^${escape(dir)}\\.${escape(name)}\\.smartread-[0-9a-f]{12}\\.tmp$`);
+  const paths = ['C:\\dir\\file.txt', 'C:file.txt', 'dir/sub\\x', '\\\\server\\share\\y'];
+  const win32 = await writePathsAs('win32', paths);
+  assert.match(win32[0][0], temporary('C:\\dir\\', 'file.txt'));
+  assert.equal(win32[0][1], 'C:\\dir');
+  assert.match(win32[1][0], temporary('C:', 'file.txt'));
+  assert.match(win32[2][0], temporary('dir/sub\\', 'x'));
+  assert.equal(win32[2][1], 'dir/sub');
+  assert.match(win32[3][0], temporary('\\\\server\\share\\', 'y'));
+  const linux = await writePathsAs('', paths);
+  assert.match(linux[0][0], temporary('', 'C:\\dir\\file.txt'));
+  assert.equal(linux[0][1], '.');
+  assert.match(linux[2][0], temporary('dir/', 'sub\\x'));
+});
+
 // A minimal ELF file: the header, then one PT_LOAD and one PT_INTERP program header.
 function elfWith(interpreter, { is64, littleEndian }) {
   const headerSize = is64 ? 64 : 52;
