@@ -444,6 +444,10 @@ function skipOffLinux(t, what) {
   return true;
 }
 
+/** Whether the platform smartread acts for has FIFOs: Windows has none (nor the O_NONBLOCK that
+ * opens one without waiting for a writer), so tests acting for win32 leave them out. */
+const hasFifos = forcedPlatform !== 'win32';
+
 let openat2Answer;
 
 /**
@@ -559,6 +563,7 @@ function spendTheTurnOnEachRead(t, changes = {}) {
 module.exports = {
   forcedPlatform,
   skipOffLinux,
+  hasFifos,
   openat2Missing,
   skipWithoutOpenat2,
   countLoopTurns,
