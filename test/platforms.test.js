@@ -132,7 +132,9 @@ async function writePathsAs(platform, paths) {
     const paths = JSON.parse(process.argv[1]);
     console.log(JSON.stringify(paths.map((p) => [temporaryName(p).toString(), parentOf(p)])));
   `;
-  const r = await runToEnd(process.execPath, ['-e', source, JSON.stringify(paths)], { env: { SMARTREAD_TEST_PLATFORM: platform } });
+  const r = await runToEnd(process.execPath, ['-e', source, JSON.stringify(paths)], {
+    env: { SMARTREAD_TEST_PLATFORM: platform, SMARTREAD_REQUIRE_NATIVE: '', SMARTREAD_FORCE_JS: '' },
+  });
   assert.equal(r.code, 0, r.stderr);
   return JSON.parse(r.stdout);
 }
