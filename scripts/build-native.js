@@ -3,7 +3,8 @@
 // (prebuilds/, shipped in the npm package) that loads here makes the build unnecessary, and a
 // failed build is reported in one line and the package runs on its pure-JS engine instead of
 // failing the install. `npm run build:native` passes --force: it always builds, and a failed
-// build is an error.
+// build is an error. Off Linux there is nothing to build: the addon's engines are Linux
+// syscalls, so the install says so in one line and succeeds at once, with no compiler.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -47,6 +48,24 @@ function loadablePrebuild() {
     }
   }
   return { file: null, tried };
+}
+
+// The loader's word on the platform (dist/ is in the package; in a checkout, `prepare` builds it
+// after this script has run once, so a first install asks process.platform itself).
+function platformWithoutAddon() {
+  let loader;
+  try {
+    loader = require(path.join(root, 'dist', 'native.js'));
+  } catch {
+    return process.platform === 'linux' ? null : `the native addon is for Linux only; on ${process.platform} smartread reads through node:fs`;
+  }
+  return loader.platformWithoutAddon();
+}
+
+const offPlatform = platformWithoutAddon();
+if (offPlatform !== null) {
+  process.stdout.write(`smartread: ${offPlatform} (nothing built)\n`);
+  process.exit(force ? 1 : 0);
 }
 
 if (!force) {

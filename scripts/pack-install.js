@@ -1,12 +1,15 @@
 #!/usr/bin/env node
-// The package as a user gets it: `npm pack` (which builds the prebuild), then `npm install` of
-// the tarball into a fresh project on a PATH holding only node, npm and sh, with CC=false and
-// CXX=false, so that a source build could not succeed. The install must take the prebuild, and
-// the installed package must load it, read through io_uring, answer require() and import(),
-// run its command, and hold only what users need. Then the same tarball without prebuilds/
-// must build from source where a compiler is, and still install without one, on the pure-JS
-// engine, with one line saying why. CI runs this (slow:
-// the prebuild is a full build); it prints one line per check and exits non-zero on a failure.
+// The package as a user gets it: `npm pack` (which builds the prebuilds for x64 and arm64), then
+// `npm install` of the tarball into a fresh project on a PATH holding only node, npm and sh,
+// with CC=false and CXX=false, so that a source build could not succeed. The install must take
+// the prebuild, and the installed package must load it, read through io_uring, answer require()
+// and import(), run its command, and hold only what users need. Acting for darwin and win32
+// (SMARTREAD_TEST_PLATFORM), the install must build nothing and the package read on its pure-JS
+// engine. Then the same tarball without prebuilds/ must build from source where a compiler is,
+// and still install without one, on the pure-JS engine, with one line saying why. CI runs this
+// (slow: the prebuilds are full builds); it prints one line per check and exits non-zero on a
+// failure. SMARTREAD_PACK_OUT=dir leaves the tarball there (CI installs it for arm64 next:
+// scripts/qemu-arm64.js).
 'use strict';
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -15,6 +18,9 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'smartread-pack-'));
+// What users download: the tarball stays well under this (it held one prebuild of ~0.5 MB).
+const kMaxTarballBytes = 2 * 1024 * 1024;
+const prebuildFiles = ['prebuilds/linux-x64/smartread.glibc.node', 'prebuilds/linux-arm64/smartread.glibc.node'];
 let failures = 0;
 
 function check(name, fn) {
@@ -51,6 +57,7 @@ const bin = bareBin();
 const bareEnv = { ...process.env, PATH: bin, CC: 'false', CXX: 'false' };
 delete bareEnv.SMARTREAD_FORCE_JS;
 delete bareEnv.SMARTREAD_REQUIRE_NATIVE;
+delete bareEnv.SMARTREAD_TEST_PLATFORM;
 
 function installInto(name, tarball, env = bareEnv) {
   const app = path.join(work, name);
@@ -61,18 +68,23 @@ function installInto(name, tarball, env = bareEnv) {
 }
 
 // Runs `source` with node in the project; returns its parsed JSON output.
-function inApp(app, source, args = []) {
-  return JSON.parse(run('node', ['-e', source, ...args], { cwd: app, env: bareEnv }));
+function inApp(app, source, args = [], env = bareEnv) {
+  return JSON.parse(run('node', ['-e', source, ...args], { cwd: app, env }));
 }
 
 let tarball;
-check('npm pack builds the prebuild and packs it', () => {
+check('npm pack builds the prebuilds for x64 and arm64 and packs them, in under 2 MB', () => {
   const out = run('npm', ['pack', '--json', '--pack-destination', work], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   const [info] = JSON.parse(out.slice(out.indexOf('[')));
   tarball = path.join(work, info.filename);
   const files = info.files.map((f) => f.path);
-  if (!files.includes(`prebuilds/${process.platform}-${process.arch}/smartread.glibc.node`)) throw new Error(`no prebuild in ${files.join(' ')}`);
+  const missing = prebuildFiles.filter((f) => !files.includes(f));
+  if (missing.length > 0) throw new Error(`no ${missing.join(', ')} in ${files.join(' ')}`);
+  const extra = files.filter((f) => f.startsWith('prebuilds/') && !prebuildFiles.includes(f));
+  if (extra.length > 0) throw new Error(`prebuilds not tested anywhere: ${extra.join(', ')}`);
+  if (info.size >= kMaxTarballBytes) throw new Error(`the tarball is ${info.size} bytes`);
   if (fs.existsSync(path.join(root, 'prebuilds'))) throw new Error('postpack left prebuilds/ in the checkout');
+  if (process.env.SMARTREAD_PACK_OUT) fs.copyFileSync(tarball, path.join(process.env.SMARTREAD_PACK_OUT, info.filename));
   return `${info.filename}, ${info.files.length} files, ${info.size} bytes`;
 });
 if (!tarball) process.exit(1);
@@ -100,10 +112,10 @@ check('the installed files are what users need, and no more', () => {
   walk(pkg);
   const needed = ['package.json', 'README.md', 'LICENSE', 'binding.gyp', 'dist/index.js', 'dist/index.mjs', 'dist/index.d.ts',
     'dist/index.d.mts', 'dist/cli.js', 'scripts/build-native.js', 'scripts/liburing.sh', 'src/native/addon.cc', 'bench/index.js',
-    'prebuilds/linux-x64/smartread.glibc.node'];
+    ...prebuildFiles];
   const missing = needed.filter((f) => !files.includes(f));
   if (missing.length > 0) throw new Error(`missing: ${missing.join(', ')}`);
-  const unwanted = files.filter((f) => /^(test|src\/ts|build|bench\/results|node_modules)\/|\.tgz$|^scripts\/(prebuild|pack-install|run-tests)|^\.ci\//.test(f));
+  const unwanted = files.filter((f) => /^(test|src\/ts|build|bench\/results|node_modules)\/|\.tgz$|^scripts\/(prebuild|pack-install|run-tests|qemu-arm64)|^\.ci\//.test(f));
   if (unwanted.length > 0) throw new Error(`should not ship: ${unwanted.join(', ')}`);
   const ldd = run('ldd', [path.join(pkg, 'prebuilds/linux-x64/smartread.glibc.node')]);
   if (/liburing/.test(ldd)) throw new Error(`the prebuild links liburing dynamically:\n${ldd}`);
@@ -140,6 +152,25 @@ check('require() and import() load the prebuild, read the same bytes as fs, and 
   for (const key of ['esmSame', 'sync', 'esmSync', 'auto', 'many', 'uring']) if (r[key] !== true) throw new Error(`${key}: ${r[key]}`);
   return `${path.relative(app, r.info.path)}`;
 });
+
+// macOS and Windows, as far as Linux can act them: the install script and the loader take those
+// platforms' branches (node:fs and npm stay Linux's).
+for (const platform of ['darwin', 'win32']) {
+  check(`as ${platform}, npm install of the tarball builds nothing, in one line, and the package reads on its JS engine`, () => {
+    const env = { ...bareEnv, SMARTREAD_TEST_PLATFORM: platform };
+    const other = installInto(`app-${platform}`, tarball, env);
+    const lines = other.out.split('\n').filter((l) => l.startsWith('smartread:'));
+    const expected = `smartread: the native addon is for Linux only (io_uring, openat2, preadv2); on ${platform} smartread reads through node:fs (nothing built)`;
+    if (lines.length !== 1 || lines[0] !== expected) throw new Error(`install output:\n${other.out}`);
+    if (fs.existsSync(path.join(other.pkg, 'build'))) throw new Error('a build/ folder was made');
+    const r = inApp(other.app, readCheck, [sample], env);
+    if (r.info.engine !== 'js' || r.info.tried.length !== 0 || !r.info.reason.endsWith(`on ${platform} smartread reads through node:fs`)) {
+      throw new Error(`engine: ${JSON.stringify(r.info)}`);
+    }
+    for (const key of ['esmSame', 'sync', 'esmSync', 'auto', 'many']) if (r[key] !== true) throw new Error(`${key}: ${r[key]}`);
+    return lines[0];
+  });
+}
 
 check('the smartread command: --help, explain, explain --json, bench --help, calibrate --quick', () => {
   const help = run('npx', ['--no-install', 'smartread', '--help'], { cwd: app, env: bareEnv });

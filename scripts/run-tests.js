@@ -7,6 +7,9 @@
 //   --native-only   the native pass only, no package checks (.ci/run on each extra Node line)
 //   --retry-failed  rerun, once, the test files of a pass's failures (.ci/run); failures that do
 //                   not come back are listed at the end as flaky and do not fail the run
+//   --platform=P    the JS engine's pass alone, as on platform P (darwin, win32): with
+//                   SMARTREAD_TEST_PLATFORM=P the loader loads no addon and the JS engine takes
+//                   P's branches (node:fs and the kernel stay Linux's); no package checks
 // The suite runs on SMARTREAD_TEST_NODE when set (a node binary), else on this node.
 'use strict';
 const { spawnSync } = require('node:child_process');
@@ -19,13 +22,22 @@ const args = process.argv.slice(2);
 const ownFlags = ['--native-only', '--retry-failed'];
 const nativeOnly = args.includes('--native-only');
 const retryFailed = args.includes('--retry-failed');
+const forcedPlatform = args.find((a) => a.startsWith('--platform='))?.slice('--platform='.length);
+if (forcedPlatform !== undefined && !['aix', 'android', 'cygwin', 'darwin', 'freebsd', 'haiku', 'netbsd', 'openbsd', 'sunos', 'win32'].includes(forcedPlatform)) {
+  process.stderr.write(`run-tests: --platform=${forcedPlatform}: not one of Node's platforms other than linux\n`);
+  process.exit(2);
+}
 const files = args.filter((a) => !a.startsWith('-'));
-const flags = args.filter((a) => a.startsWith('-') && !ownFlags.includes(a));
+const flags = args.filter((a) => a.startsWith('-') && !ownFlags.includes(a) && !a.startsWith('--platform='));
 const testFiles = files.length > 0 ? files : fs.readdirSync(path.join(root, 'test'))
   .filter((f) => f.endsWith('.test.js')).sort().map((f) => path.join('test', f));
 const node = process.env.SMARTREAD_TEST_NODE || process.execPath;
 
-const passes = [
+// The JS engine as forcedPlatform gets it: not forced by SMARTREAD_FORCE_JS, but chosen by the
+// loader, which loads no addon off Linux.
+const passes = forcedPlatform ? [
+  { name: `js as ${forcedPlatform}`, env: { SMARTREAD_TEST_PLATFORM: forcedPlatform, SMARTREAD_FORCE_JS: '', SMARTREAD_REQUIRE_NATIVE: '' } },
+] : [
   { name: 'native', env: { SMARTREAD_REQUIRE_NATIVE: '1', SMARTREAD_FORCE_JS: '' } },
   ...(nativeOnly ? [] : [{ name: 'js', env: { SMARTREAD_FORCE_JS: '1', SMARTREAD_REQUIRE_NATIVE: '' } }]),
 ];
@@ -74,7 +86,7 @@ function runPass(pass) {
   let skipped = 0;
   let bad = false;
   const checked = [];
-  if (!nativeOnly && files.length === 0) {
+  if (!nativeOnly && !forcedPlatform && files.length === 0) {
     for (const check of packageChecks) {
       const ok = runPackageCheck(check);
       checked.push(`${check.name}: ${ok ? 'ok' : 'FAILED'}`);

@@ -11,7 +11,7 @@ const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const smartread = require('smartread');
-const { checkNoFdLeak, useTempDirs, errorFacts, fifoWriterOnRelease, withinTime, setUpAsyncEngines } = require('./helpers');
+const { checkNoFdLeak, useTempDirs, errorFacts, fifoWriterOnRelease, withinTime, setUpAsyncEngines, hasFifos } = require('./helpers');
 
 setUpAsyncEngines();
 checkNoFdLeak();
@@ -31,7 +31,7 @@ let fifo;
 before(() => {
   missing = path.join(dir, 'missing', 'file');
   fifo = path.join(dir, 'fifo');
-  execFileSync('mkfifo', [fifo]);
+  if (hasFifos) execFileSync('mkfifo', [fifo]);
 });
 
 // Every way to read a whole file (or part of one) through smartread, each as (path) => result;
@@ -130,7 +130,7 @@ async function readEverythingEverywhere() {
       assertSameOutcome(await outcomeOf(read, p, `${name}(${p})`), reference(p), `${name}(${p})`);
     }
     // A FIFO has no positions: the whole-file readers only.
-    if (positional.has(name)) continue;
+    if (positional.has(name) || !hasFifos) continue;
     const writer = fifoWriterOnRelease(fifo, fifoPayload);
     writer.release();
     const outcome = await outcomeOf(read, fifo, `${name}(FIFO)`);

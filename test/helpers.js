@@ -428,6 +428,61 @@ function fifoWriterOnRelease(fifo, payload, { patienceMs = 20000, readerMs = 200
 }
 
 // ---------------------------------------------------------------------------------------------
+// The platform smartread acts for
+
+/** The platform smartread is told it runs on (SMARTREAD_TEST_PLATFORM, which run-tests.js
+ * --platform sets), or null where it acts for Linux, as it is. */
+const forcedPlatform = process.env.SMARTREAD_TEST_PLATFORM || null;
+
+/**
+ * Skips test `t` when smartread acts for another platform than Linux: `what` (a behaviour of
+ * Linux's: statfs's magic numbers, /sys, procfs) is not smartread's there. Returns true if it did.
+ */
+function skipOffLinux(t, what) {
+  if (forcedPlatform === null) return false;
+  t.skip(`${what} is Linux's; smartread acts for ${forcedPlatform} here (SMARTREAD_TEST_PLATFORM)`);
+  return true;
+}
+
+/** Whether the platform smartread acts for has FIFOs: Windows has none (nor the O_NONBLOCK that
+ * opens one without waiting for a writer), so tests acting for win32 leave them out. */
+const hasFifos = forcedPlatform !== 'win32';
+
+let openat2Answer;
+
+/**
+ * Why openat2 cannot be used here, or null where it can (or there is no addon to use it). Linux
+ * has it since 5.6; qemu-user 7.2 (the arm64 tests) has none (ENOSYS). Confined reads and writes
+ * and the fast path's hits need it: their tests skip with this reason. Asked once, with a
+ * confined read of a root itself (EISDIR where openat2 works).
+ */
+function openat2Missing() {
+  if (openat2Answer === undefined) {
+    openat2Answer = null;
+    const { createReader, engineInfo } = require('smartread');
+    if (engineInfo().engine === 'native') {
+      const reader = createReader({ root: os.tmpdir() });
+      try {
+        reader.smartReadSync('.');
+      } catch (err) {
+        if (err.code === 'ENOSYS') openat2Answer = 'openat2 is missing here (ENOSYS: a kernel before 5.6, or qemu-user)';
+      } finally {
+        reader.close();
+      }
+    }
+  }
+  return openat2Answer;
+}
+
+/** Skips test `t` with the reason where openat2 is missing; returns true if it did. */
+function skipWithoutOpenat2(t) {
+  const why = openat2Missing();
+  if (why === null) return false;
+  t.skip(why);
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
 // smartread's asynchronous strategies
 
 const STRATEGIES = ['auto', 'sync', 'threadpool', 'uring'];
@@ -506,6 +561,11 @@ function spendTheTurnOnEachRead(t, changes = {}) {
 }
 
 module.exports = {
+  forcedPlatform,
+  skipOffLinux,
+  hasFifos,
+  openat2Missing,
+  skipWithoutOpenat2,
   countLoopTurns,
   spendTheTurnOnEachRead,
   fifoWriterOnRelease,

@@ -7,7 +7,7 @@ const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const smartread = require('smartread');
-const { checkNoFdLeak, useTempDirs, writePattern, patternBuffer, assertSameBytes, stdoutLines, runToEnd } = require('./helpers');
+const { checkNoFdLeak, useTempDirs, writePattern, patternBuffer, assertSameBytes, stdoutLines, runToEnd, forcedPlatform } = require('./helpers');
 
 const { smartReadSync, engineInfo } = smartread;
 
@@ -50,10 +50,18 @@ test('engineInfo() returns a copy: changing it changes nothing', () => {
 });
 
 // scripts/run-tests.js runs this file once with SMARTREAD_REQUIRE_NATIVE=1, once with
-// SMARTREAD_FORCE_JS=1: each pass checks its own engine.
+// SMARTREAD_FORCE_JS=1, and with --platform once as another platform: each pass checks its own engine.
 test('the engine of this pass: the addon from a .node file, or the JS engine and why', (t) => {
   const info = engineInfo();
-  if (nativePass) {
+  if (forcedPlatform !== null && !jsPass) {
+    // Off Linux no file is tried: the addon's engines are Linux syscalls.
+    assert.equal(info.engine, 'js');
+    assert.equal(info.liburing, false);
+    assert.equal(info.path, undefined);
+    assert.deepEqual(info.tried, []);
+    assert.equal(info.reason, `the native addon is for Linux only (io_uring, openat2, preadv2); on ${forcedPlatform} smartread reads through node:fs`);
+    assert.ok(!Object.keys(require.cache).some((file) => file.endsWith('.node')), 'an addon was loaded');
+  } else if (nativePass) {
     assert.equal(info.engine, 'native');
     assert.equal(typeof info.path, 'string');
     assert.ok(path.isAbsolute(info.path), info.path);
@@ -123,13 +131,15 @@ test('a child in the ES module entry alone loads the same engine as this process
 // as prebuildify names them. The loader takes the one for this libc and says why not the other.
 test('prebuilds/: the file tagged for this libc loads; another libc is skipped with the reason', async (t) => {
   if (!nativePass) return t.skip('needs the addon (the native pass)');
+  // The C library this node runs on, by another way than the loader's (its ELF interpreter):
+  // glibc builds of node report the glibc they run with.
   const built = path.resolve(__dirname, '..', 'build', 'Release', 'smartread.node');
   if (!fs.existsSync(built)) return t.skip('no build/Release/smartread.node to lay out as a prebuild');
   const root = path.join(tempDirs.disk, 'installed');
   fs.cpSync(path.resolve(__dirname, '..', 'dist'), path.join(root, 'dist'), { recursive: true });
   const dir = path.join(root, 'prebuilds', `${process.platform}-${process.arch}`);
   fs.mkdirSync(dir, { recursive: true });
-  const libc = fs.existsSync('/etc/alpine-release') ? 'musl' : 'glibc';
+  const libc = process.report.getReport().header.glibcVersionRuntime === undefined ? 'musl' : 'glibc';
   const other = libc === 'glibc' ? 'musl' : 'glibc';
   fs.copyFileSync(built, path.join(dir, `smartread.${libc}.node`));
   fs.writeFileSync(path.join(dir, `smartread.${other}.node`), 'not an addon');
@@ -139,7 +149,7 @@ test('prebuilds/: the file tagged for this libc loads; another libc is skipped w
   assert.equal(info.engine, 'native');
   assert.equal(info.path, path.join(dir, `smartread.${libc}.node`));
   assert.deepEqual(info.tried, [
-    `${path.join(dir, `smartread.${other}.node`)}: built for ${other}, this system has ${libc}`,
+    `${path.join(dir, `smartread.${other}.node`)}: built for ${other}, this node runs on ${libc}`,
     `${info.path}: loaded`,
   ]);
 });
@@ -147,6 +157,7 @@ test('prebuilds/: the file tagged for this libc loads; another libc is skipped w
 // Bun is installed by the bench's installer into its cache, as the bench installs it (skipped
 // with the reason where it cannot be).
 test('under Bun, whose Node-API aborts on libuv calls, the JS engine reads, and says why', async (t) => {
+  if (forcedPlatform !== null) return t.skip(`off Linux (${forcedPlatform}) no addon is tried, under Bun or node`);
   const { installRuntime, cacheDir, PEER_RUNTIMES } = require('../bench/peers');
   const runtime = PEER_RUNTIMES.find((r) => r.name === 'Bun');
   let binary;

@@ -13,7 +13,7 @@ const { constants: bufferConstants } = require('node:buffer');
 const { mapFile, smartRead, explain, metrics, engineInfo } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, writePattern, patternBuffer, assertSameBytes, errorFacts, thrownBy,
-  runToEnd, rejectionOf, setUpAsyncEngines,
+  runToEnd, rejectionOf, setUpAsyncEngines, hasFifos,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -266,13 +266,13 @@ describe("errors are node:fs's", () => {
 
   test('a directory: EISDIR (syscall mmap); a FIFO and /dev/zero: ENODEV; nothing blocks', () => {
     const fifo = path.join(dir, 'fifo');
-    execFileSync('mkfifo', [fifo]);
+    if (hasFifos) execFileSync('mkfifo', [fifo]);
     const dirErr = thrownBy(() => mapFile(dir));
     const nodeDirErr = thrownBy(() => fs.readFileSync(dir));
     assert.equal(dirErr.code, nodeDirErr.code);
     assert.equal(dirErr.errno, nodeDirErr.errno);
     assert.equal(dirErr.message, nodeDirErr.message.replace(/, read$/, ', mmap'));
-    for (const special of [fifo, '/dev/zero']) {
+    for (const special of hasFifos ? [fifo, '/dev/zero'] : ['/dev/zero']) {
       const err = thrownBy(() => mapFile(special));
       assert.deepEqual(
         { code: err.code, syscall: err.syscall, message: err.message, hasPath: 'path' in err },

@@ -11,7 +11,7 @@ const { Worker } = require('node:worker_threads');
 const { smartWriteFile, smartWriteFileSync, engineInfo, createWriter } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, patternBuffer, assertSameBytes, errorFacts, thrownBy, rejectionOf, setUpAsyncEngines,
-  runToEnd, withinTime, openFds,
+  runToEnd, withinTime, openFds, skipWithoutOpenat2,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -455,6 +455,7 @@ test('io_uring writes a file a part at a time where one WRITE cannot carry it (p
 describe('confined beneath a root (createWriter)', () => {
   test('writes beneath the root only; atomic and mkdirs there too', async (t) => {
     if (!native) return t.skip('confinement needs the native addon (openat2)');
+    if (skipWithoutOpenat2(t)) return;
     const root = fs.mkdtempSync(path.join(dir, 'root-'));
     const outside = fs.mkdtempSync(path.join(dir, 'outside-'));
     fs.symlinkSync(outside, path.join(root, 'out'));

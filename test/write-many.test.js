@@ -10,6 +10,7 @@ const path = require('node:path');
 const { writeMany, engineInfo, createWriter } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, patternBuffer, assertSameBytes, errorFacts, thrownBy, rejectionOf, setUpAsyncEngines, runToEnd,
+  skipWithoutOpenat2,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -219,6 +220,7 @@ describe('abort', () => {
 
 test('confined beneath a root (createWriter): mkdirs and atomic beneath it, nothing outside', async (t) => {
   if (!native) return t.skip('confinement needs the native addon (openat2)');
+  if (skipWithoutOpenat2(t)) return;
   const root = fs.mkdtempSync(path.join(dir, 'root-'));
   const outside = fs.mkdtempSync(path.join(dir, 'outside-'));
   fs.symlinkSync(outside, path.join(root, 'out'));

@@ -1,9 +1,11 @@
 // What device and filesystem a file lives on: statfs's f_type names the filesystem, and st_dev
 // is followed through /sys/dev/block (partitions to their disk, loop devices to their backing
 // file, dm and md devices to the devices under them) to say what kind of storage holds it.
+// Linux only: elsewhere f_type numbers other filesystems, and there is no /proc or /sys.
 import * as fs from 'node:fs';
 import { originalReadFileSync } from './fs_originals';
 import * as path from 'node:path';
+import { isLinux } from './platform';
 
 /** The storage under a filesystem. 'none': the filesystem has no block device (tmpfs, proc, nfs...). */
 export type DeviceKind = 'nvme' | 'ssd' | 'hdd' | 'ram' | 'zram' | 'loop' | 'virtual' | 'none' | 'unknown';
@@ -34,7 +36,7 @@ export interface DeviceInfo extends Partial<Omit<BlockDevice, 'dev' | 'kind'>> {
   filesystem: string;
   /** The storage under the filesystem: 'none' where it has no block device. */
   kind: DeviceKind;
-  /** The file's st_dev as MAJ:MIN. */
+  /** The file's st_dev as MAJ:MIN (off Linux: st_dev as a decimal number). */
   dev: string;
 }
 
@@ -222,21 +224,24 @@ function deepFreeze<T extends object>(value: T): T {
 }
 
 /**
- * The device of a file whose st_dev is `dev`; `statfsPath` names the file for statfs (a path,
- * or /proc/self/fd/N for a descriptor). Throws what fs.statfsSync throws.
+ * The device of a file whose st_dev is `dev`; `file` is its path or descriptor (statfs'd through
+ * /proc/self/fd/N). Throws what fs.statfsSync throws. Off Linux: filesystem and kind 'unknown'.
  */
-export function deviceOf(dev: bigint, statfsPath: string | Buffer): DeviceInfo {
-  const majMin = majorMinor(dev);
+export function deviceOf(dev: bigint, file: string | Buffer | number): DeviceInfo {
+  const majMin = isLinux ? majorMinor(dev) : String(dev);
   const cached = byDev.get(majMin);
   if (cached !== undefined) return cached;
-  const filesystem = filesystemName(fs.statfsSync(statfsPath).type);
-  const info: DeviceInfo = { filesystem, kind: 'none', dev: majMin };
-  const blockDev = majMin.startsWith('0:') ? mountSourceDevice(majMin) : majMin;
-  if (blockDev !== undefined) {
-    const block = describeBlockDevice(blockDev);
-    // A device number that is not anonymous but that sysfs does not know (sysfs not mounted).
-    if (block === undefined) info.kind = 'unknown';
-    else Object.assign(info, block, { dev: majMin });
+  const info: DeviceInfo = { filesystem: 'unknown', kind: 'unknown', dev: majMin };
+  if (isLinux) {
+    info.filesystem = filesystemName(fs.statfsSync(typeof file === 'number' ? `/proc/self/fd/${file}` : file).type);
+    info.kind = 'none';
+    const blockDev = majMin.startsWith('0:') ? mountSourceDevice(majMin) : majMin;
+    if (blockDev !== undefined) {
+      const block = describeBlockDevice(blockDev);
+      // A device number that is not anonymous but that sysfs does not know (sysfs not mounted).
+      if (block === undefined) info.kind = 'unknown';
+      else Object.assign(info, block, { dev: majMin });
+    }
   }
   byDev.set(majMin, deepFreeze(info));
   return info;

@@ -25,6 +25,21 @@ export function withCode<T extends Error>(err: T, code: string, caller: Function
   return Object.assign(err, { code });
 }
 
+// libuv's error numbers by code: what node:fs's errors carry on this platform. ENOENT is -2 on
+// Linux and macOS but -4058 on Windows, where os.constants.errno has the C runtime's numbers.
+let errnoByCode: Map<string, number> | undefined;
+
+/** The (negative) errno a node:fs error with this code carries here: errnoOf('ENOENT'). */
+export function errnoOf(code: string): number {
+  if (errnoByCode === undefined) {
+    errnoByCode = new Map();
+    for (const [errno, [name]] of getSystemErrorMap()) errnoByCode.set(name, errno);
+  }
+  const errno = errnoByCode.get(code);
+  if (errno === undefined) throw new Error(`smartread: libuv has no error ${code}`);
+  return errno;
+}
+
 /** An error from a failed syscall, as libuv's UVException builds it. */
 export function uvError(errno: number, syscall: string, path: string | undefined, caller: Function): FsError {
   const [code, description] = getSystemErrorMap().get(errno) ?? ['UNKNOWN', 'unknown error'];

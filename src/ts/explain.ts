@@ -138,7 +138,7 @@ export function explain(path: PathOrFd, options?: ExplainOptions | null): Explan
   const judged = tried ? judgementOf(judgedBefore!, native!.blindReadsStats(), target) : undefined;
   const st = isPath ? fs.statSync(target, { bigint: true }) : fs.fstatSync(target, { bigint: true });
   if (isFailure(probe)) throw failureToError(probe, path, target, explain);
-  const device = deviceOf(st.dev, isPath ? target : `/proc/self/fd/${target}`);
+  const device = deviceOf(st.dev, target);
   const explained = (strategy: ReadPath, reason: string): Explanation =>
     (judged === undefined ? { strategy, reason, device } : { strategy, reason, device, judged });
 

@@ -2,7 +2,8 @@
 // cannot be loaded (or SMARTREAD_FORCE_JS=1). Same results, slower.
 import * as fs from 'node:fs';
 import { maxReadLength } from './limits';
-import { constants as osConstants } from 'node:os';
+import { errnoOf } from './errors';
+import { posixOpenFlag } from './platform';
 import { promisify } from 'node:util';
 import type { Engine, RawFailure, RawMapping, RawResult } from './native';
 
@@ -57,7 +58,8 @@ function hasNullBytes(target: string | Buffer): boolean {
   return typeof target === 'string' ? target.includes('\u0000') : target.includes(0);
 }
 
-const { O_NONBLOCK } = fs.constants;
+// So that opening a FIFO does not wait for a writer (Windows has no FIFOs, and no O_NONBLOCK).
+const O_NONBLOCK = posixOpenFlag('O_NONBLOCK');
 
 // `done` bytes past `position`, in the position's own type (a bigint past 2^53).
 const advance = (position: number | bigint, done: number) => (typeof position === 'bigint' ? position + BigInt(done) : position + done);
@@ -79,8 +81,7 @@ function preadFully(fd: number, view: NodeJS.ArrayBufferView, offset: number, le
 function copyWindow(fd: number, offset: number, wanted: number): RawMapping | RawFailure {
   const stats = fs.fstatSync(fd);
   if (!stats.isFile()) {
-    const errno = stats.isDirectory() ? osConstants.errno.EISDIR : osConstants.errno.ENODEV;
-    return { errno: -errno, syscall: 'mmap' };
+    return { errno: errnoOf(stats.isDirectory() ? 'EISDIR' : 'ENODEV'), syscall: 'mmap' };
   }
   const length = wanted < 0 ? Math.max(stats.size - offset, 0) : wanted;
   if (offset > stats.size || length > stats.size - offset) return { errno: 0, reason: 'window', size: stats.size };
@@ -128,7 +129,7 @@ export const jsEngine: Engine = {
   readFileSync(target, flags, statUserFd) {
     if (typeof target === 'number') {
       // node:fs validates fds before the syscall; the kernel's answer for a negative one is EBADF.
-      if (target < 0) return { errno: -osConstants.errno.EBADF, syscall: statUserFd ? 'fstat' : 'read' };
+      if (target < 0) return { errno: errnoOf('EBADF'), syscall: statUserFd ? 'fstat' : 'read' };
       try {
         return readWholeFd(target, statUserFd);
       } catch (err) {
@@ -201,7 +202,7 @@ async function readWholeFdAsync(fd: number, statFirst: boolean): Promise<RawResu
 
 export async function jsReadAsync(target: string | Buffer | number, flags: number, statUserFd: boolean): Promise<RawResult> {
   if (typeof target === 'number') {
-    if (target < 0) return { errno: -osConstants.errno.EBADF, syscall: statUserFd ? 'fstat' : 'read' };
+    if (target < 0) return { errno: errnoOf('EBADF'), syscall: statUserFd ? 'fstat' : 'read' };
     try {
       return await readWholeFdAsync(target, statUserFd);
     } catch (err) {

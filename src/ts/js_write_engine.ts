@@ -2,12 +2,17 @@
 // cannot be loaded (or SMARTREAD_FORCE_JS=1). Same results, same temporary files, slower.
 import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { constants as osConstants } from 'node:os';
+import { errnoOf } from './errors';
+import { platform, posixOpenFlag } from './platform';
 import type { RawFailure } from './native';
 
-const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_RDONLY, O_DIRECTORY } = fs.constants;
-const { EEXIST, EISDIR, ECANCELED } = osConstants.errno;
-const cancelled: RawFailure = { errno: -ECANCELED, syscall: 'write' };
+const { O_WRONLY, O_CREAT, O_EXCL, O_RDONLY } = fs.constants;
+// Windows has neither: a temporary name is random there too, and its directories are not synced.
+const O_NOFOLLOW = posixOpenFlag('O_NOFOLLOW');
+const O_DIRECTORY = posixOpenFlag('O_DIRECTORY');
+const EEXIST = errnoOf('EEXIST');
+const EISDIR = errnoOf('EISDIR');
+const cancelled: RawFailure = { errno: errnoOf('ECANCELED'), syscall: 'write' };
 const kNameMax = 255;
 const kTemporaryOverhead = 1 + 11 + 12 + 4;
 const kTemporaryAttempts = 8;
@@ -22,19 +27,29 @@ function failure(err: unknown): RawFailure {
 
 const asBuffer = (target: string | Buffer) => (typeof target === 'string' ? Buffer.from(target) : target);
 
+// Where a path's last component starts: after its last '/', and on Windows after its last '\'
+// or a drive's colon too ('C:name' is a name in drive C's working directory).
+function nameStart(bytes: Buffer): number {
+  const afterSlash = bytes.lastIndexOf(0x2f) + 1;
+  if (platform !== 'win32') return afterSlash;
+  const afterDrive = bytes.length >= 2 && bytes[1] === 0x3a ? 2 : 0;
+  return Math.max(afterSlash, bytes.lastIndexOf(0x5c) + 1, afterDrive);
+}
+
 /**
  * The temporary file an atomic write of `target` goes through (write_file.cc TemporaryName):
  * `.NAME.smartread-XXXXXXXXXXXX.tmp` beside it; null where the path names no file to replace.
  */
 export function temporaryName(target: string | Buffer): Buffer | null {
   const bytes = asBuffer(target);
-  const start = bytes.lastIndexOf(0x2f) + 1;
+  const start = nameStart(bytes);
   const name = bytes.subarray(start);
   if (name.length === 0 || name.equals(Buffer.from('.')) || name.equals(Buffer.from('..'))) return null;
   const suffix = `.smartread-${randomBytes(6).toString('hex')}.tmp`;
   return Buffer.concat([bytes.subarray(0, start), Buffer.from('.'), name.subarray(0, kNameMax - kTemporaryOverhead), Buffer.from(suffix)]);
 }
 
+// The directory to sync after a rename: POSIX paths only (Windows syncs none, see syncDirectory).
 function directoryOf(target: string | Buffer): Buffer {
   const bytes = asBuffer(target);
   const slash = bytes.lastIndexOf(0x2f);
@@ -71,7 +86,7 @@ function renameSync(temporary: Buffer, target: string | Buffer, noReplace: boole
 // 'wx' finding the target, or a directory there: open's errors, as without atomic.
 function renameFailure(err: unknown): RawFailure {
   const raw = failure(err);
-  return { errno: raw.errno, syscall: raw.errno === -EEXIST || raw.errno === -EISDIR ? 'open' : 'rename' };
+  return { errno: raw.errno, syscall: raw.errno === EEXIST || raw.errno === EISDIR ? 'open' : 'rename' };
 }
 
 function atomicSync(target: string | Buffer, data: Uint8Array, mode: number, flush: boolean, noReplace: boolean): RawFailure | undefined {
@@ -79,12 +94,12 @@ function atomicSync(target: string | Buffer, data: Uint8Array, mode: number, flu
   let fd = -1;
   for (let attempt = 0; attempt < kTemporaryAttempts && fd < 0; attempt++) {
     temporary = temporaryName(target);
-    if (temporary === null) return { errno: -EISDIR, syscall: 'open' };
+    if (temporary === null) return { errno: EISDIR, syscall: 'open' };
     try {
       fd = fs.openSync(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
     } catch (err) {
       const raw = failure(err);
-      if (raw.errno !== -EEXIST || attempt + 1 === kTemporaryAttempts) return { errno: raw.errno, syscall: 'open' };
+      if (raw.errno !== EEXIST || attempt + 1 === kTemporaryAttempts) return { errno: raw.errno, syscall: 'open' };
     }
   }
   let result = fillAndCloseSync(fd, data, flush);
@@ -116,7 +131,13 @@ function fillAndCloseSync(fd: number, data: Uint8Array, flush: boolean): RawFail
   return result;
 }
 
+// A rename is durable once its directory is synced. Not on Windows: libuv opens a directory
+// read-only at most, FlushFileBuffers needs write access (fsync would fail with EPERM), and NTFS
+// journals the rename itself.
+const syncsDirectories = platform !== 'win32';
+
 function syncDirectorySync(target: string | Buffer): RawFailure | undefined {
+  if (!syncsDirectories) return undefined;
   try {
     const fd = fs.openSync(directoryOf(target), O_RDONLY | O_DIRECTORY);
     try {
@@ -174,12 +195,12 @@ async function atomicAsync(target: string | Buffer, data: Uint8Array, mode: numb
   let handle: fs.promises.FileHandle | undefined;
   for (let attempt = 0; attempt < kTemporaryAttempts && handle === undefined; attempt++) {
     temporary = temporaryName(target);
-    if (temporary === null) return { errno: -EISDIR, syscall: 'open' };
+    if (temporary === null) return { errno: EISDIR, syscall: 'open' };
     try {
       handle = await fs.promises.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
     } catch (err) {
       const raw = failure(err);
-      if (raw.errno !== -EEXIST || attempt + 1 === kTemporaryAttempts) return { errno: raw.errno, syscall: 'open' };
+      if (raw.errno !== EEXIST || attempt + 1 === kTemporaryAttempts) return { errno: raw.errno, syscall: 'open' };
     }
   }
   let result = await fillAndClose(handle!, data, flush);
@@ -201,7 +222,7 @@ async function atomicAsync(target: string | Buffer, data: Uint8Array, mode: numb
     await fs.promises.unlink(temporary!).catch(() => undefined);
     return result;
   }
-  if (!flush) return undefined;
+  if (!flush || !syncsDirectories) return undefined;
   try {
     const dir = await fs.promises.open(directoryOf(target), O_RDONLY | O_DIRECTORY);
     try {

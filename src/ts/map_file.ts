@@ -2,9 +2,8 @@
 // strategy of smartRead.
 import { constants as bufferConstants } from 'node:buffer';
 import { constants as fsConstants } from 'node:fs';
-import { constants as osConstants } from 'node:os';
 import { engine, native } from './engine';
-import { failureToError, invalidArgValue, windowOutOfRange } from './errors';
+import { errnoOf, failureToError, invalidArgValue, windowOutOfRange } from './errors';
 import { getValidatedPath, validateBoolean, validateInteger, validateOptionsObject, type PathLike } from './args';
 import type { RawFailure, RawMapping, RawResult } from './native';
 
@@ -97,7 +96,7 @@ const { O_WRONLY, O_CREAT, O_TRUNC, O_APPEND, O_EXCL } = fsConstants;
 // O_ACCMODE, which fs.constants lacks.
 const kAccessMode = 3;
 // What mapFile reports for a file that is not regular.
-const kNotMappable = [-osConstants.errno.ENODEV, -osConstants.errno.EISDIR];
+const kNotMappable = [errnoOf('ENODEV'), errnoOf('EISDIR')];
 
 /** Whether open flags leave a file to be mapped: not those that write, create or truncate. */
 export function flagsAllowMapping(flags: number): boolean {

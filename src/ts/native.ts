@@ -5,6 +5,7 @@ import { maxReadLength } from './limits';
 import type { Tuning } from './tuning';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isLinux, libc, platform } from './platform';
 
 /** A read that produced no bytes: a syscall failure (negative errno), or a reason of our own. */
 export interface RawFailure {
@@ -242,17 +243,12 @@ const packageRoot = path.resolve(__dirname, '..');
 /** A file to try, or a place with none to try and why (said in the report). */
 type Candidate = { file: string } | { skipped: string };
 
-// node-gyp-build's test for musl: an Alpine system. Elsewhere on Linux, glibc.
-function libc(): 'glibc' | 'musl' {
-  return fs.existsSync('/etc/alpine-release') ? 'musl' : 'glibc';
-}
-
 // Why a prebuild named as prebuildify names them (`smartread[.tag...].node`; with --napi
 // --tag-libc the tag is glibc or musl) cannot load here, or null if it may.
 function prebuildMismatch(name: string): string | null {
   for (const tag of name.split('.').slice(1, -1)) {
     if (tag === 'glibc' || tag === 'musl') {
-      if (tag !== libc()) return `built for ${tag}, this system has ${libc()}`;
+      if (tag !== libc()) return `built for ${tag}, this node runs on ${libc()}`;
     } else if (tag !== 'napi') {
       return `a tag this loader does not know: ${tag}`;
     }
@@ -261,18 +257,19 @@ function prebuildMismatch(name: string): string | null {
 }
 
 /**
- * The prebuilt addons for this platform, as `npm run prebuild` (prebuildify --napi --tag-libc)
- * lays them out: prebuilds/<platform>-<arch>/smartread.glibc.node.
+ * The prebuilt addons for this platform, architecture and C library, as `npm run prebuild`
+ * (prebuildify --napi --tag-libc) lays them out: prebuilds/linux-x64/smartread.glibc.node,
+ * prebuilds/linux-arm64/smartread.glibc.node.
  */
 export function prebuildCandidates(): Candidate[] {
-  const dir = path.join(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`);
+  const dir = path.join(packageRoot, 'prebuilds', `${platform}-${process.arch}`);
   let names: string[];
   try {
     names = fs.readdirSync(dir).filter((name) => /^smartread(\.[a-z0-9]+)*\.node$/.test(name));
   } catch {
-    return [{ skipped: `${dir}: no prebuilt addon for ${process.platform}-${process.arch}` }];
+    return [{ skipped: `${dir}: no prebuilt addon for ${platform}-${process.arch}` }];
   }
-  if (names.length === 0) return [{ skipped: `${dir}: no prebuilt addon for ${process.platform}-${process.arch}` }];
+  if (names.length === 0) return [{ skipped: `${dir}: no prebuilt addon for ${platform}-${process.arch}` }];
   // What cannot fit is said first (the loader stops at the first file that loads); then the
   // rest, tagged files before untagged ones.
   const specificity = (name: string) => name.split('.').length;
@@ -296,6 +293,7 @@ function candidates(): Candidate[] {
 }
 
 function loadFailureText(report: LoadReport): string {
+  if (!isLinux) return `smartread: no native addon here: ${report.reason}.`;
   return [
     'smartread: no native addon could be loaded.',
     ...report.tried.map((line) => `  - ${line}`),
@@ -304,11 +302,16 @@ function loadFailureText(report: LoadReport): string {
   ].join('\n');
 }
 
+/** Why the addon cannot run on this platform at all, or null on Linux. */
+export function platformWithoutAddon(): string | null {
+  return isLinux ? null : `the native addon is for Linux only (io_uring, openat2, preadv2); on ${platform} smartread reads through node:fs`;
+}
+
 /**
  * Loads the addon: prebuilds/ first (the ones that fit), then build/Release, then build/Debug.
  * A file that is missing is skipped; one that exists but fails to load is reported and the next is tried.
- * With none, or with SMARTREAD_FORCE_JS=1, returns no binding and says why; with
- * SMARTREAD_REQUIRE_NATIVE=1 that is an error listing what was tried.
+ * With none, with SMARTREAD_FORCE_JS=1, or off Linux (where no file is tried), returns no binding
+ * and says why; with SMARTREAD_REQUIRE_NATIVE=1 that is an error listing what was tried.
  */
 export function loadNative(): { binding: NativeBinding | null; report: LoadReport } {
   const report: LoadReport = {
@@ -318,10 +321,11 @@ export function loadNative(): { binding: NativeBinding | null; report: LoadRepor
     report.reason = 'SMARTREAD_FORCE_JS=1';
     return { binding: null, report };
   }
+  const offPlatform = platformWithoutAddon();
   // Bun's Node-API has no libuv loop (uv_poll, uv_timer, uv_available_parallelism): it aborts
   // the whole process where an addon calls one, which no catch here could stop.
   const bun = process.versions.bun;
-  for (const candidate of bun === undefined ? candidates() : []) {
+  for (const candidate of bun === undefined && offPlatform === null ? candidates() : []) {
     if ('skipped' in candidate) {
       report.tried.push(candidate.skipped);
       continue;
@@ -344,9 +348,9 @@ export function loadNative(): { binding: NativeBinding | null; report: LoadRepor
       report.tried.push(`${file}: ${(err as Error).message.split('\n')[0]}`);
     }
   }
-  report.reason = bun === undefined
+  report.reason = offPlatform ?? (bun === undefined
     ? 'no native addon could be loaded'
-    : `Bun ${bun}: its Node-API lacks the libuv functions the addon uses`;
+    : `Bun ${bun}: its Node-API lacks the libuv functions the addon uses`);
   if (process.env.SMARTREAD_REQUIRE_NATIVE === '1') throw new Error(loadFailureText(report));
   return { binding: null, report };
 }

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import { native } from './engine';
 import { failureToError } from './errors';
 import { getValidatedPath, pathList, type PathLike, type PathList } from './args';
+import { posixOpenFlag } from './platform';
 
 /** What {@link prefetch} started, and what it could not. */
 export interface PrefetchResult {
@@ -23,8 +24,11 @@ export interface PrefetchResult {
 const kJsChunk = 1 << 20;
 const kJsConcurrency = 4;
 
+// A FIFO must not hold the open until a writer comes (Windows has no FIFOs, and no O_NONBLOCK).
+const kOpenFlags = fs.constants.O_RDONLY | posixOpenFlag('O_NONBLOCK');
+
 async function readThrough(target: string | Buffer): Promise<boolean> {
-  const handle = await fs.promises.open(target, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  const handle = await fs.promises.open(target, kOpenFlags);
   try {
     if (!(await handle.stat()).isFile()) return false;
     const scratch = Buffer.allocUnsafe(kJsChunk);

@@ -2,7 +2,7 @@
 // engine the strategy names, with atomic replacement and parent directories on request.
 import * as fs from 'node:fs';
 import { devNull } from 'node:os';
-import { abortError, failureToError, invalidArgValue, outOfRange } from './errors';
+import { abortError, errnoOf, failureToError, invalidArgValue, outOfRange } from './errors';
 import { dataBytes, flagsAndMode, isCurrentDir, parentOf, writeCommon, writeOptions, writeTarget, type WriteData, type WriteFileOptions } from './write_args';
 import { runWrites } from './write_many';
 import { forgetDirs, knownDirs, syncWrites } from './write_engines';
@@ -14,8 +14,8 @@ import type { RawFailure } from './native';
 // 'flags'. Whether this node does is asked of it once, on the first such error: the flag is
 // refused before anything is opened.
 const kOneRoundTripMax = 512 * 1024;
-const ENOENT = -2;
-const ENOTDIR = -20;
+const ENOENT = errnoOf('ENOENT');
+const ENOTDIR = errnoOf('ENOTDIR');
 let optionsFlagNamed: Promise<boolean> | undefined;
 
 function nodeNamesOptionsFlag(): Promise<boolean> {

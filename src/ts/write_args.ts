@@ -1,7 +1,7 @@
 // Arguments of the writing functions, with node:fs's rules, order and errors: the data, the
 // mode, the flag, and the options smartread adds (atomic, mkdirs, strategy).
 import * as fs from 'node:fs';
-import * as path from 'node:path';
+import { platformPath } from './platform';
 import { getOptions, getValidatedPath, isFd, stringToFlags, validateBoolean, type PathLike } from './args';
 import { invalidArgType, invalidArgValue, outOfRange } from './errors';
 import { rootOf } from './read_async';
@@ -161,8 +161,8 @@ export function writeTarget(target: unknown, caller: Function): string | Buffer 
 
 /** The directory a path's file is in, in the path's own kind (a Buffer's bytes kept as they are). */
 export function parentOf(target: string | Buffer): string | Buffer {
-  if (typeof target === 'string') return path.dirname(target);
-  return Buffer.from(path.dirname(target.toString('latin1')), 'latin1');
+  if (typeof target === 'string') return platformPath.dirname(target);
+  return Buffer.from(platformPath.dirname(target.toString('latin1')), 'latin1');
 }
 
 /** Whether a parent is the working directory (or a root) itself: always there, nothing to make. */

@@ -2,7 +2,7 @@
 // node:fs where the addon is missing; and the calling thread for the synchronous calls.
 import { native } from './engine';
 import { queueUringSubmit, uringAvailability } from './strategies';
-import { strategyUnavailable } from './errors';
+import { errnoOf, strategyUnavailable } from './errors';
 import { jsMkdirAll, jsMkdirAllSync, jsWriteFile, jsWriteFileSync } from './js_write_engine';
 import type { Confine, NativeBinding, RawFailure } from './native';
 
@@ -41,7 +41,7 @@ export interface WriteEngine {
 }
 
 /** A failure of an op stopped by cancel(). */
-export const ECANCELED = -125;
+export const ECANCELED = errnoOf('ECANCELED');
 const cancelled: RawFailure = { errno: ECANCELED, syscall: 'write' };
 
 /** The first directory made as node names it, from the addon's byte length in the path. */

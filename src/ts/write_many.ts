@@ -1,6 +1,6 @@
 // writeMany, and what smartWriteFile shares with it: parent directories made once per batch,
 // the files written on the engine, cancellation by a signal, errors shaped as node:fs's.
-import { abortError, failureToError, invalidArgType, invalidArgValue } from './errors';
+import { abortError, errnoOf, failureToError, invalidArgType, invalidArgValue } from './errors';
 import { getValidatedPath, isFd, pathList, type PathLike, type PathList } from './args';
 import { dataBytes, flagsAndMode, isCurrentDir, parentOf, parseFileMode, writeCommon, writeOptions, type WriteCommon, type WriteData, type WriteFileOptions } from './write_args';
 import { ECANCELED, forgetDirs, knownDirs, levelOf, type MkdirFailure, type WriteFailures } from './write_engines';
@@ -50,8 +50,8 @@ export interface WriteItem {
 
 let nextId = 1;
 
-const ENOENT = -2;
-const ENOTDIR = -20;
+const ENOENT = errnoOf('ENOENT');
+const ENOTDIR = errnoOf('ENOTDIR');
 
 function writeError(raw: RawFailure, item: WriteItem, root: Root | undefined, caller: Function): Error {
   if (raw.errno === ECANCELED) return new CancelledWrite();
