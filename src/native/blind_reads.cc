@@ -147,7 +147,10 @@ BlindReads::Judgement BlindReads::RecordedLocked(const File& file, int64_t now_n
 
 bool BlindReads::WorthOpening(const File& file, int64_t now_ns) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const Judgement judgement = RecordedLocked(file, now_ns, FindLocked(file.dev));
+  Judgement judgement = RecordedLocked(file, now_ns, FindLocked(file.dev));
+  // A large file there would come from the server whatever became of its pages (FUSE drops a
+  // file's pages at each open unless the daemon keeps them), past the budget: for the engines.
+  if (judgement == Judgement::kResident) judgement = Judgement::kNotResident;
   if (ReadsInline(judgement)) return true;
   if (judgement == Judgement::kFirstRead) RememberLocked(file, now_ns);
   stats_.judged[static_cast<size_t>(judgement)]++;

@@ -90,8 +90,10 @@ class BlindReads {
   // How a read of `file` (open as `fd`) on such a filesystem goes, counted.
   Judgement Judge(const File& file, int fd, int64_t now_ns);
   // Before the open, where opens may wait (OpensMayWait): whether `file` is worth opening on the
-  // calling thread, that is, whether it was read lately and its filesystem is not cooling. A
-  // refusal is Judge()'s (counted, and a first read remembered); a yes is judged after the open.
+  // calling thread, that is, whether it was read lately, is small (under kResidencyFrom: on FUSE
+  // a larger one comes from the server anyway, its pages dropped at the open) and its filesystem
+  // is not cooling. A refusal is Judge()'s (counted, and a first read remembered); a yes is
+  // judged after the open.
   bool WorthOpening(const File& file, int64_t now_ns);
   // A read's time on the calling thread from its open (`read_inline`: Judge() had it read
   // there; else only its open and fstat, before the engines take it): longer than `slow_ns` was

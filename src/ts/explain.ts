@@ -105,7 +105,7 @@ function judgedText(judged: NonNullable<Explanation['judged']>): string {
     case 'first-read': return `${fs}: not read in the last minute, or changed since (first-read), so the engines read it and it is remembered`;
     case 'recent-read': return `${fs}: read lately and unchanged (recent-read)`;
     case 'resident': return `${fs}: read lately, and every page in memory (resident: mincore through a mapping)`;
-    case 'not-resident': return `${fs}: read lately, but not every page in memory (not-resident: mincore through a mapping)`;
+    case 'not-resident': return `${fs}: read lately, but not known to be all in memory (not-resident: on overlayfs mincore through a mapping saw a page missing; where opens ask a server, a file of 256 KiB or more comes from it)`;
     case 'cooling': return `${fs}: its reads on the calling thread waited too often lately (cooling, ${judged.coolingMs} ms more)`;
   }
 }
