@@ -25,9 +25,9 @@ namespace smartread {
 //   - a file (device, inode, size, mtime) not read in the last kRecentNs, or changed since, goes
 //     to the engines, which read it into memory, and is remembered;
 //   - one read lately, unchanged, is read on the calling thread and timed; from kResidencyFrom
-//     bytes its pages are first looked at through a mapping (mincore: overlayfs maps the layer's
-//     file, whose pages the read would copy), which costs ~4.6 us here, a small part of such a read
-//     and far less than a wait for the device;
+//     bytes a sample of its pages is first looked at through a mapping (mincore: overlayfs maps
+//     the layer's file, whose pages the read would copy), a few microseconds, a small part of
+//     such a read and far less than a wait for the device;
 //   - a read on the calling thread that took longer than the fast path's budget allows for its
 //     size was misjudged (its pages had gone, or the filesystem answers slowly): it is counted,
 //     the file goes back to the engines until they have read it again, and two such reads within
@@ -66,8 +66,9 @@ class BlindReads {
   };
 
   // Whether `dev` is a filesystem found to refuse RWF_NOWAIT that is not memory (tmpfs and
-  // ramfs refuse it too): for a second at a time, as a device number freed by an unmount may be
-  // given to another filesystem.
+  // ramfs refuse it too): for kKnownNs after it was last found so, as a device number freed by an
+  // unmount may be given to another filesystem (then, at worst, its first reads go to the
+  // engines), and for as long as it cools (no read there asks the kernel meanwhile).
   bool Known(dev_t dev) const;
   // Whether any filesystem was found to refuse RWF_NOWAIT (else the callers need not time opens).
   bool Any() const { return any_.load(std::memory_order_relaxed); }
@@ -112,9 +113,11 @@ class BlindReads {
 
   static constexpr int64_t kRecentNs = int64_t{60} * 1000000000;
   static constexpr size_t kResidencyFrom = size_t{256} << 10;
+  // The pages Resident() looks at.
+  static constexpr size_t kResidencySamples = 9;
 
  private:
-  static constexpr int64_t kKnownNs = 1000000000;
+  static constexpr int64_t kKnownNs = int64_t{10} * 1000000000;
   static constexpr uint32_t kStrikeWindow = 16;
   static constexpr uint32_t kForgiveAfter = 1024;
   static constexpr int64_t kFirstCoolingNs = 1000000000;
@@ -140,6 +143,9 @@ class BlindReads {
 
   Filesystem* FindLocked(dev_t dev);
   const Filesystem* FindLocked(dev_t dev) const;
+  static bool KnownAt(const Filesystem* fs, int64_t now_ns) {
+    return fs != nullptr && (now_ns < fs->known_until_ns || now_ns < fs->cooling_until_ns);
+  }
   // Whether every page of the file's first `size` bytes is in memory.
   static bool Resident(int fd, size_t size);
 

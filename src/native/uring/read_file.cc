@@ -317,8 +317,9 @@ io_uring_sqe* FileRead::QueueBlockRead(size_t at, size_t length) {
                      kCurrentPosition);
   if (fixed) sqe->flags |= IOSQE_FIXED_FILE;
   // Where opens wait for a server, a read cannot be had without waiting either (FUSE and NFS
-  // refuse non-blocking reads): straight to a worker, without the try that fails first.
-  if (async_open_) sqe->flags |= IOSQE_ASYNC;
+  // refuse non-blocking reads): the first goes straight to a worker, without the try that fails
+  // first (the tail's READ, past a short first one, finds EOF without the server).
+  if (async_open_ && at == 0) sqe->flags |= IOSQE_ASYNC;
   return sqe;
 }
 
