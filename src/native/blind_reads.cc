@@ -102,10 +102,8 @@ void BlindReads::Learn(dev_t dev, int fd, int64_t now_ns) {
 bool BlindReads::Resident(int fd, size_t size) {
   void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
   if (map == MAP_FAILED) return false;
-  // A sample of the pages, the first and the last among them: mincore over every page of a
-  // 1 MiB file cost a warm read on overlay a quarter of its speed (the page cache looked up 256
-  // times), and pages leave the cache by ranges, not one here and there. A read the sample
-  // misjudges is still timed (Timed()).
+  // A sample of the pages (see kResidencyFrom), the first and the last among them: pages leave
+  // the cache by ranges, not one here and there. A read the sample misjudges is still timed.
   const size_t pages = (size + kPage - 1) / kPage;
   const size_t step = std::max<size_t>(1, pages / (kResidencySamples - 1));
   bool resident = true;
@@ -146,7 +144,7 @@ bool BlindReads::WorthOpening(const File& file, int64_t now_ns) {
   Judgement judgement = RecordedLocked(file, now_ns, FindLocked(file.dev));
   // A large file there would come from the server whatever became of its pages (FUSE drops a
   // file's pages at each open unless the daemon keeps them), past the budget: for the engines.
-  if (judgement == Judgement::kResident) judgement = Judgement::kNotResident;
+  if (ReadsInline(judgement) && static_cast<size_t>(file.size) >= kFromServerMax) judgement = Judgement::kNotResident;
   if (ReadsInline(judgement)) return true;
   if (judgement == Judgement::kFirstRead) RememberLocked(file, now_ns);
   stats_.judged[static_cast<size_t>(judgement)]++;
@@ -198,13 +196,11 @@ void BlindReads::Timed(const File& file, int64_t elapsed_ns, int64_t slow_ns, in
   std::lock_guard<std::mutex> lock(mutex_);
   Filesystem* fs = FindLocked(file.dev);
   auto found = records_.find(file.key);
+  if (fs != nullptr) fs->inline_reads++;
   if (elapsed_ns <= slow_ns) {
     if (!read_inline) return;
     if (found != records_.end()) found->second.seen_ns = now_ns;
-    if (fs != nullptr) {
-      fs->reads_since_slow++;
-      if (++fs->good_streak >= kForgiveAfter) fs->next_cooling_ns = kFirstCoolingNs;
-    }
+    if (fs != nullptr && ++fs->good_streak >= kForgiveAfter) fs->next_cooling_ns = kFirstCoolingNs;
     return;
   }
   stats_.misjudged++;
@@ -212,13 +208,16 @@ void BlindReads::Timed(const File& file, int64_t elapsed_ns, int64_t slow_ns, in
   if (found != records_.end()) records_.erase(found);
   if (fs == nullptr) return;
   fs->good_streak = 0;
-  if (fs->reads_since_slow < kStrikeWindow) {
+  // This strike and the kStrikes - 1 before it, all within the window: the filesystem cools.
+  const uint64_t oldest = fs->slow_at[0];
+  if (oldest != 0 && fs->inline_reads - oldest < kStrikeWindow) {
     fs->cooling_until_ns = now_ns + fs->next_cooling_ns;
     fs->next_cooling_ns = std::min(fs->next_cooling_ns * 2, kLongestCoolingNs);
-    fs->reads_since_slow = kStrikeWindow;
-  } else {
-    fs->reads_since_slow = 0;
+    std::fill(std::begin(fs->slow_at), std::end(fs->slow_at), 0);
+    return;
   }
+  std::copy(std::begin(fs->slow_at) + 1, std::end(fs->slow_at), std::begin(fs->slow_at));
+  fs->slow_at[kStrikes - 2] = fs->inline_reads;
 }
 
 bool BlindReads::Look(const File& file, int64_t now_ns, Peek* out) const {

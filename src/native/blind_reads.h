@@ -30,9 +30,12 @@ namespace smartread {
 //     such a read and far less than a wait for the device;
 //   - a read on the calling thread that took longer than the fast path's budget allows for its
 //     size was misjudged (its pages had gone, or the filesystem answers slowly): it is counted,
-//     the file goes back to the engines until they have read it again, and two such reads within
-//     kStrikeWindow reads of one filesystem stop its reads on the calling thread for a while
-//     (1 s, doubled each time up to 64 s, back to 1 s after kForgiveAfter good reads).
+//     the file goes back to the engines until they have read it again, and kStrikes such reads
+//     within kStrikeWindow reads of one filesystem stop its reads on the calling thread for a
+//     while (1 s, doubled each time up to 64 s, back to 1 s after kForgiveAfter good reads). One
+//     slow read is no proof: this VM stalls a thread for ~3 ms now and then, whatever it does, and
+//     a run of 2,000 reads met 45 such stalls (two strikes within 16 had cooled overlay for a
+//     second at a time).
 // A misjudged read costs the calling thread at most the one read of the file it misjudged.
 // Thread-safe: the JS thread's fast path and readMany's runs on pool threads share it.
 //
@@ -91,7 +94,7 @@ class BlindReads {
   // How a read of `file` (open as `fd`) on such a filesystem goes, counted.
   Judgement Judge(const File& file, int fd, int64_t now_ns);
   // Before the open, where opens may wait (OpensMayWait): whether `file` is worth opening on the
-  // calling thread, that is, whether it was read lately, is small (under kResidencyFrom: on FUSE
+  // calling thread, that is, whether it was read lately, is small (under kFromServerMax: on FUSE
   // a larger one comes from the server anyway, its pages dropped at the open) and its filesystem
   // is not cooling. A refusal is Judge()'s (counted, and a first read remembered); a yes is
   // judged after the open.
@@ -112,13 +115,19 @@ class BlindReads {
   Stats stats() const;
 
   static constexpr int64_t kRecentNs = int64_t{60} * 1000000000;
-  static constexpr size_t kResidencyFrom = size_t{256} << 10;
-  // The pages Resident() looks at.
-  static constexpr size_t kResidencySamples = 9;
+  // From this size, a cold read would hold the loop near a millisecond (1.9 GB/s cold here): the
+  // first, middle and last pages are looked at first. Each look costs ~1 us and the mapping ~4 us,
+  // a twentieth of a warm 1 MiB read; every page of it (16.9 us) cost a quarter.
+  static constexpr size_t kResidencyFrom = size_t{1} << 20;
+  static constexpr size_t kResidencySamples = 3;
+  // Where opens ask a server, a file from this size is not opened on the calling thread: on FUSE
+  // its pages come from the daemon whatever became of them (see WorthOpening).
+  static constexpr size_t kFromServerMax = size_t{256} << 10;
 
  private:
   static constexpr int64_t kKnownNs = int64_t{10} * 1000000000;
-  static constexpr uint32_t kStrikeWindow = 16;
+  static constexpr uint32_t kStrikes = 3;
+  static constexpr uint64_t kStrikeWindow = 64;
   static constexpr uint32_t kForgiveAfter = 1024;
   static constexpr int64_t kFirstCoolingNs = 1000000000;
   static constexpr int64_t kLongestCoolingNs = int64_t{64} * 1000000000;
@@ -129,8 +138,9 @@ class BlindReads {
     dev_t dev;
     int64_t known_until_ns;
     std::string name;
-    // Inline reads since the last slow one (kStrikeWindow or more: none slow lately).
-    uint32_t reads_since_slow = kStrikeWindow;
+    // Reads on the calling thread, and the count at each of the last kStrikes - 1 slow ones.
+    uint64_t inline_reads = 0;
+    uint64_t slow_at[kStrikes - 1] = {};
     uint32_t good_streak = 0;
     int64_t cooling_until_ns = 0;
     int64_t next_cooling_ns = kFirstCoolingNs;

@@ -54,7 +54,7 @@ export interface MetricsSnapshot {
      * `resident` / `notResident` (a large file read lately whose pages were / were not all in
      * memory), `cooling` (its filesystem's reads on the calling thread waited too often lately:
      * to the engines); and `misjudged`, reads on the calling thread that took longer than the
-     * fast path's budget (the file, and after two within 16 reads its filesystem, then go to
+     * fast path's budget (the file, and after three within 64 reads its filesystem, then go to
      * the engines). Counted since the thread started, or the last reset(). */
     judged: FastPathJudgements;
   };
