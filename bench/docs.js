@@ -203,11 +203,48 @@ function renderRunTables(document, { root, page, runFile }) {
   ];
   if (fs.existsSync(`${base}.svg`)) lines.push(`![ops/s ÷ fs.readFileSync's, per trial and target](${linkFrom(root, page, `${base}.svg`)})`, '');
   lines.push(CELL_LEGEND, '');
-  for (const target of document.targets) {
+  for (const target of document.targets.filter((t) => !t.mount)) {
     lines.push(`### ${targetTitle(target)}`, '', report.targetHeading(target), '');
     for (const group of trialGroups(target)) lines.push(...groupSection(group));
   }
+  const mounts = document.targets.filter((t) => t.mount);
+  if (mounts.length > 0) lines.push(...mountSection(mounts));
   return lines.join('\n').trimEnd();
+}
+
+// The drivers the mounts' table shows (the whole report has every one): node:fs's, smartread's
+// defaults, and the peers' best.
+const MOUNT_DRIVERS = [
+  { title: 'Node `readFileSync` (loop)', of: (d) => d.name === 'fs.readFileSync' || d.name === 'fs.readFileSync loop' },
+  { title: '`smartReadSync` (loop)', of: (d) => d.name === 'smartReadSync' || d.name === 'smartReadSync loop' },
+  { title: 'Node `fs.promises.readFile` (×64)', of: (d) => d.name === 'fs.promises.readFile' || d.name === 'fs.promises.readFile ×64' },
+  { title: '`smartRead` (×64)', of: (d) => d.name === 'smartRead auto' || d.name === 'smartRead auto ×64' },
+  { title: '`readMany` ×64', of: (d) => d.name === 'readMany auto ×64' },
+  { title: "Bun's best", of: (d) => isBun(d) && !/no read/.test(d.name) },
+  { title: "Deno's best", of: (d) => /^Deno/.test(d.name) },
+];
+// Its rows: the warm files of up to 1 MiB and the lists of distinct files, and every cold trial.
+const inMountTable = (t) => !t.skipped && !isConsume(t) && (t.cold
+  || (t.shape === 'file' && t.bytes <= 2 ** 20) || (t.shape === 'files' && !/inflight$/.test(t.name)));
+
+/** Every mount target (--mounts) in one table: a row per mount and trial, the main drivers. */
+function mountSection(mounts) {
+  const rows = mounts.flatMap((target) => target.trials.filter(inMountTable).map((trial) => ({ target, trial })));
+  const cells = rows.map(({ trial }) => MOUNT_DRIVERS.map((c) => bestDriver(trial.drivers, c.of)));
+  const kept = MOUNT_DRIVERS.map((_, i) => cells.some((row) => row[i] !== null));
+  const columns = [{ title: 'mount: trial', align: 'left' },
+    ...MOUNT_DRIVERS.filter((_, i) => kept[i]).map((c) => ({ title: c.title, align: 'right' }))];
+  const body = rows.map(({ target, trial }, r) => [`${target.label}: ${code(trial.name)}`,
+    ...MOUNT_DRIVERS.flatMap((_, i) => (kept[i] ? [driverCell(cells[r][i])] : []))]);
+  return [
+    '### Containers and shared storage',
+    '',
+    ...mounts.map((t) => `- ${t.label}: ${t.fsType}, its files written to the backing directory and read through the mount`),
+    '',
+    report.markdownTable(columns, body),
+    '',
+    ...groupNotes(mounts.flatMap((t) => t.trials)),
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -353,6 +390,24 @@ const README_TABLES = [
   },
 ];
 
+// Where containers and shared storage read (the bench's --mounts targets): one table, a row per
+// mount and trial, so that the README shows them beside the disk without a table each.
+const MOUNT_TABLE = {
+  title: 'containers and shared storage',
+  columns: [
+    { title: 'Node `readFileSync` (loop)', of: (d) => d.name === 'fs.readFileSync' || d.name === 'fs.readFileSync loop' },
+    { title: 'Node `fs.promises.readFile` (×64)', of: (d) => d.name === 'fs.promises.readFile' || d.name === 'fs.promises.readFile ×64' },
+    { title: '`smartRead` / `readMany`', of: (d) => d.name === 'smartRead auto' || d.name === 'readMany auto ×64', ours: true },
+    { title: "Bun's best async", of: (d) => !/no read/.test(d.name) && (isBunAsync(d) || (isBun(d) && / ×64$/.test(d.name))) },
+    { title: '`Deno.readFile` (×64)', of: (d) => d.name === 'Deno.readFile' || d.name === 'Deno.readFile ×64' },
+  ],
+};
+// The trials of a mount that the table shows: its single files of up to 1 MiB and its lists of
+// distinct files, warm, and its cold lists (fuse-latency's are cold only).
+const mountRows = (target) => target.trials
+  .filter((t) => !t.skipped && !isConsume(t) && (t.shape === 'files' ? !/inflight$/.test(t.name) && !/tree/.test(t.name) : t.shape === 'file' && !t.cold && t.bytes <= 2 ** 20))
+  .map((trial) => ({ trial, label: `${target.label}: ${trial.cold ? 'cold ' : ''}${trial.shape === 'file' ? formatBytes(trial.bytes) : manyFilesLabel(trial, target)}` }));
+
 /** The README's row label of a many-files trial: '2,000 × 4 KiB', '64 × one 4 KiB file', '3,000 files, 44.7 MB'. */
 function manyFilesLabel(trial, target) {
   const files = trial.files.toLocaleString('en-US');
@@ -406,6 +461,8 @@ function renderReadmeTables(document, { root, page, runFile }) {
     const rows = spec.shape === 'file' ? fileRows : manyRows;
     if (rows.length > 0) lines.push(readmeTable(spec, rows), '');
   }
+  const mounts = document.targets.filter((t) => t.mount).flatMap(mountRows);
+  if (mounts.length > 0) lines.push(readmeTable(MOUNT_TABLE, mounts), '');
   const chart = runFile.replace(/\.json$/, '.svg');
   if (fs.existsSync(chart)) lines.push(`![smartread against node:fs and the peers of the run](${linkFrom(root, page, chart)})`, '');
   return lines.join('\n').trimEnd();

@@ -198,6 +198,29 @@ test('a made-up run of two targets, one on an unknown filesystem, renders every 
   assert.deepEqual(again.pages.map((p) => p.want), result.pages.map((p) => p.want));
 });
 
+test('a run with --mounts targets renders them in one table, on the page and in the README', () => {
+  const run = fabricatedRun();
+  const [disk] = run.targets;
+  const overlay = {
+    ...disk, dir: '/tmp/m/overlay/merged', realpath: '/tmp/m/overlay/merged', fsType: 'overlay', label: 'overlay',
+    device: { kind: 'no block device', name: null, majorMinor: '0:44', rotational: null },
+    mount: { kind: 'overlay', fsType: 'overlay', dir: '/tmp/m/overlay/merged', backingDir: '/tmp/m/overlay/lower' },
+  };
+  run.targets = [disk, overlay];
+  const root = fakeRepo({ 'run.json': run });
+  const result = generate({ root });
+  const tables = blockOf(pageOf(result, path.join('docs', 'benchmarks.md')), 'tables');
+  assert.ok(!tables.includes('### overlay:'), 'no section of its own');
+  const mounts = tables.slice(tables.indexOf('### Containers and shared storage\n'));
+  assert.match(mounts, /^- overlay: overlay, its files written to the backing directory and read through the mount$/m);
+  assert.match(mounts, /^\| overlay: `warm-4k` \| 178k<br>1\.00× · 16\.18× \| 312k<br>1\.75× · 28\.36× \| 11k<br>/m);
+  assert.match(mounts, /^\| overlay: `warm-2000x4k` \| 155k<br>1\.00× · 9\.01× \| {2}\| 17k<br>/m);
+  const readme = blockOf(pageOf(result, 'README.md'), 'tables');
+  assert.match(readme, /^\| containers and shared storage \| Node `readFileSync` \(loop\) \| Node `fs\.promises\.readFile` \(×64\) \| \*\*`smartRead` \/ `readMany`\*\* \|$/m);
+  assert.match(readme, /^\| overlay: 4 KiB \| 178k \| 11k \| \*\*229k\*\* \|$/m);
+  assert.match(readme, /^\| overlay: 2,000 × 4 KiB \| 155k \| 17k \| \*\*339k\*\* \|$/m);
+});
+
 test('--check says which page differs and where, and exits 1; bench:docs mends it', async () => {
   const root = fakeRepo({ 'run.json': fabricatedRun() });
   const check = () => runToEnd(process.execPath, [script, '--check', '--root', root]);
