@@ -11,8 +11,9 @@
 //
 // Files skipped under ASan, to keep it within CI's time (each also runs unsanitized in npm test):
 // bench-smoke and bench-mounts (the bench harness and its mounts, no engine code of their own),
-// races and read-sync-races (timing races that need speed to race), and uring-lifecycle's slow
-// worker terminations are cut to 10.
+// races and read-sync-races (timing races that need speed to race), sync-memory (peak RSS beside
+// fs.readFileSync's, which ASan's quarantine of freed memory makes meaningless), and
+// uring-lifecycle's slow worker terminations are cut to 10.
 'use strict';
 const { spawnSync, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -21,7 +22,7 @@ const path = require('node:path');
 const { runTap, runRetrying, describeFailures } = require('./tap');
 
 const root = path.resolve(__dirname, '..');
-const skipped = new Set(['bench-smoke.test.js', 'bench-mounts.test.js', 'races.test.js', 'read-sync-races.test.js']);
+const skipped = new Set(['bench-smoke.test.js', 'bench-mounts.test.js', 'races.test.js', 'read-sync-races.test.js', 'sync-memory.test.js']);
 // --retry-failed: rerun, once, the files of failed tests (.ci/run); a failure that does not come
 // back is listed as flaky. A sanitizer report is never forgiven.
 const retryFailed = process.argv.includes('--retry-failed');
