@@ -1,6 +1,6 @@
 // Argument normalisation with node:fs's rules, in node:fs's order, with node:fs's errors.
 import { fileURLToPath } from 'node:url';
-import { constants as fsConstants, readSync } from 'node:fs';
+import { constants as fsConstants, read, readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { invalidArgType, invalidArgValue, nullBytesInPath, outOfRange } from './errors';
 
@@ -168,11 +168,33 @@ export function validateInteger(value: unknown, name: string, min: number, max: 
   if (value < min || value > max) throw outOfRange(name, `>= ${min} && <= ${max}`, value, caller);
 }
 
-/** getValidatedFd: validateInt32(fd, 'fd', 0). */
-export function validateFd(fd: unknown, caller: Function): asserts fd is number {
-  if (typeof fd !== 'number') throw invalidArgType('fd', 'of type number', fd, caller);
+/**
+ * getValidatedFd: validateInt32(fd, 'fd', 0). A value that is not a number is refused with the
+ * very error of node:fs's own reader, fs.readSync's (`sync`) or fs.read's: from Node 22 the first
+ * checks in C++ and words a bigint unlike the second ("type bigint (5)", not "(5n)").
+ */
+export function validateFd(fd: unknown, caller: Function, sync = true): asserts fd is number {
+  if (typeof fd !== 'number') throw fdTypeError(fd, caller, sync);
   if (!Number.isInteger(fd)) throw outOfRange('fd', 'an integer', fd, caller);
   if (fd < 0 || fd > 2 ** 31 - 1) throw outOfRange('fd', '>= 0 && <= 2147483647', fd, caller);
+}
+
+const scratch = Buffer.alloc(1);
+const noop = () => {};
+
+// node:fs refuses a value that is not a number before it reads anything (a length of 0 would
+// return early, before the check, from Node 22).
+function fdTypeError(fd: unknown, caller: Function, sync: boolean): Error {
+  try {
+    if (sync) readSync(fd as number, scratch, 0, 1, null);
+    else read(fd as number, scratch, 0, 1, null, noop);
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'ERR_INVALID_ARG_TYPE') {
+      Error.captureStackTrace(err as Error, caller);
+      return err as Error;
+    }
+  }
+  return invalidArgType('fd', 'of type number', fd, caller);
 }
 
 /** validateBuffer: a Buffer, TypedArray or DataView. */

@@ -41,7 +41,7 @@ interface Validated {
 
 // node:fs readSync's argument handling, in its order: the fd (or path), the buffer, the
 // options object or the offset, the length, the position. null when there is nothing to read.
-function validate(pathOrFd: unknown, buffer: unknown, args: unknown[], caller: Function): Validated | null {
+function validate(pathOrFd: unknown, buffer: unknown, args: unknown[], caller: Function, sync: boolean): Validated | null {
   let target: string | Buffer | number;
   if (typeof pathOrFd === 'string' || pathOrFd instanceof Uint8Array || isURL(pathOrFd)) {
     target = getValidatedPath(pathOrFd, caller);
@@ -49,7 +49,7 @@ function validate(pathOrFd: unknown, buffer: unknown, args: unknown[], caller: F
     // Anything else is an fd, or a FileHandle's (read as FileHandle.read reads), and is named
     // as fs.read names it: `The "fd" argument must be of type number`.
     const fd = handleToFd(pathOrFd);
-    validateFd(fd, caller);
+    validateFd(fd, caller, sync);
     target = fd;
   }
   validateBuffer(buffer, caller);
@@ -101,7 +101,7 @@ export function readIntoSync(pathOrFd: PathOrHandle, buffer: NodeJS.ArrayBufferV
  */
 export function readIntoSync(pathOrFd: PathOrHandle, buffer: NodeJS.ArrayBufferView, offset?: number | null, length?: number, position?: number | bigint | null): number;
 export function readIntoSync(pathOrFd: PathOrHandle, buffer: NodeJS.ArrayBufferView, ...args: unknown[]): number {
-  const req = validate(pathOrFd, buffer, args, readIntoSync);
+  const req = validate(pathOrFd, buffer, args, readIntoSync, true);
   if (req === null) return 0;
   const raw = engine.readIntoSync(req.target, buffer, req.offset, req.length, req.position);
   if (isFailure(raw)) throw failureToError(raw, pathOrFd, req.target, readIntoSync);
@@ -132,7 +132,7 @@ export function readInto<T extends NodeJS.ArrayBufferView>(pathOrFd: PathOrHandl
  */
 export function readInto<T extends NodeJS.ArrayBufferView>(pathOrFd: PathOrHandle, buffer: T, offset?: number | null, length?: number, position?: number | bigint | null): Promise<ReadIntoResult<T>>;
 export async function readInto<T extends NodeJS.ArrayBufferView>(pathOrFd: PathOrHandle, buffer: T, ...args: unknown[]): Promise<ReadIntoResult<T>> {
-  const req = validate(pathOrFd, buffer, args, readInto);
+  const req = validate(pathOrFd, buffer, args, readInto, false);
   if (req === null) return { bytesRead: 0, buffer };
   const raw = await engine.readIntoAsync(req.target, buffer, req.offset, req.length, req.position);
   if (isFailure(raw)) throw failureToError(raw, pathOrFd, req.target, readInto);
