@@ -121,6 +121,13 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     }
     const Fit fit = fstat(probe, &st) == 0 ? FitsFastPath(st, max_size) : Fit::kNotForFastPath;
     close(probe);
+    // A directory opened to be read opens, then refuses the read: node:fs's EISDIR from read,
+    // known here without a trip to the engines (and, as node:fs has it from the fstat after its
+    // open, before the caller's signal is looked at).
+    if (S_ISDIR(st.st_mode) && (flags & O_ACCMODE) == O_RDONLY) {
+      *failure = Failure::Errno(EISDIR, Syscall::kRead);
+      return Outcome::kFailed;
+    }
     if (fit == Fit::kFits && blind.Known(st.st_dev)) {
       // Left to the engines without an open here: the hints keep its device, so that io_uring
       // opens it on a worker where opens wait (Ring::Read), and the next read is judged first.

@@ -137,7 +137,9 @@ export function explain(path: PathOrFd, options?: ExplainOptions | null): Explan
   const probe = tried ? native!.cachedRead(target, flags, -1) : null;
   const judged = tried ? judgementOf(judgedBefore!, native!.blindReadsStats(), target) : undefined;
   const st = isPath ? fs.statSync(target, { bigint: true }) : fs.fstatSync(target, { bigint: true });
-  if (isFailure(probe)) throw failureToError(probe, path, target, explain);
+  // A directory's EISDIR is the read's answer, found by the fast path: explained, not thrown.
+  const directoryRefused = isFailure(probe) && probe.syscall === 'read' && st.isDirectory();
+  if (isFailure(probe) && !directoryRefused) throw failureToError(probe, path, target, explain);
   const device = deviceOf(st.dev, target);
   const explained = (strategy: ReadPath, reason: string): Explanation =>
     (judged === undefined ? { strategy, reason, device } : { strategy, reason, device, judged });
@@ -155,6 +157,9 @@ export function explain(path: PathOrFd, options?: ExplainOptions | null): Explan
   const forced = options != null && typeof options === 'object' && (options.strategy ?? 'auto') !== 'auto';
   let why = '';
   let large = false;
+  if (directoryRefused) {
+    return explained('fast-path', 'a directory: the fast path finds it one, and the read fails with EISDIR on the calling thread, as node:fs\'s read does');
+  }
   if (engine.readNow !== undefined) {
     const inMemory = memoryFilesystems.includes(device.filesystem);
     if (probe !== null && probe !== false) {
