@@ -5,7 +5,8 @@ import {
   getOptions, getValidatedPath, handleToFd, isFd, pathList, stringToFlags, type PathList, type PathOrHandle, type ReadFileOptions,
 } from './args';
 import { constants, statSync } from 'node:fs';
-import { originalReadFile } from './fs_originals';
+import { originalPromisesReadFile, originalReadFile } from './fs_originals';
+import { sep } from 'node:path';
 import { isRawFailure, type RawFailure, type RawResult } from './native';
 import { kCachedRunMax, kElsewhereRunMax, kRunMiss, kRunWarming, loadReport } from './engine';
 import { countFastPath, recordRead, timing, type ServedBy } from './metrics';
@@ -252,6 +253,32 @@ function abortWinsOver(raw: RawResult): boolean {
   return !isRawFailure(raw) || (raw.syscall !== 'open' && raw.syscall !== 'fstat');
 }
 
+// From Node 26, fs.promises.readFile of a path reads it whole before it looks at the signal, so
+// any error of the read (EISDIR for a directory) is the caller's too, and only the bytes lose to
+// an abort; a FileHandle's readFile still looks between reads. Which of the two the running Node
+// does is asked of it, once, the first time it matters: a directory read with an abort after the
+// call.
+let readErrorsBeatAbort: Promise<boolean> | undefined;
+function pathReadErrorsBeatAbort(): Promise<boolean> {
+  readErrorsBeatAbort ??= (async () => {
+    const controller = new AbortController();
+    const reading = originalPromisesReadFile(sep, { signal: controller.signal });
+    controller.abort();
+    try {
+      await reading;
+      return false;
+    } catch (err) {
+      return (err as { code?: unknown }).code === 'EISDIR';
+    }
+  })();
+  return readErrorsBeatAbort;
+}
+
+async function abortWins(raw: RawResult, target: string | Buffer | number): Promise<boolean> {
+  if (!abortWinsOver(raw)) return false;
+  return !isRawFailure(raw) || typeof target === 'number' || !await pathReadErrorsBeatAbort();
+}
+
 // One read on req's engine: the fast path first where the engine has one (unless the caller
 // just tried it), then the engine; accounted for in the metrics either way. With `settleAfter`,
 // the outcome waits for it and then for the signal's last word (see settleNoSoonerThanNextTurn).
@@ -272,9 +299,12 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
     // submitted, in a microtask), settle in promise reactions without the loop turning (5,000
     // awaited reads of a cached 64 KiB file with strategy 'uring', or five readMany calls of
     // 4,000 files: 0 turns in 200-250 ms). The read that waited starts the next turn's clock.
+    // An abort meanwhile ends the read here, unless the outcome is to be judged at settling
+    // (settleAfter) and the fast path can still look: an open's error it finds (a missing file,
+    // a directory's EISDIR) is the caller's, as in node:fs. No engine read starts after it.
     while (turnSpent(fastPathTurnMs())) {
       await waitForNextTurn();
-      if (signal?.aborted) throw abortError(signal, caller);
+      if (signal?.aborted && (settleAfter === undefined || !tryNow || !engine.readNow)) throw abortError(signal, caller);
     }
     let raw: RawResult | null | false = null;
     const confine = req.root?.confine;
@@ -285,6 +315,7 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
       if (hit) by = 'fast-path';
     }
     if (raw === null || raw === false) {
+      if (signal?.aborted) throw abortError(signal, caller);
       const id = nextId++;
       // The root stays open until the engine is done with it, even after an abort.
       const endUse = req.root?.use();
@@ -298,7 +329,7 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
     }
     if (settleAfter !== undefined) {
       await settleAfter;
-      if (signal!.aborted && abortWinsOver(raw)) throw abortError(signal!, caller);
+      if (signal!.aborted && await abortWins(raw, target)) throw abortError(signal!, caller);
     }
     const namePath = isRawFailure(raw) && await readErrorNamesPath(raw, target);
     const value = shape(raw, req, path, caller, namePath);
