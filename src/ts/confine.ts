@@ -5,7 +5,8 @@ import * as fs from 'node:fs';
 import { native } from './engine';
 import { failureToError, invalidArgType, withCode } from './errors';
 import { getValidatedPath, type PathLike } from './args';
-import type { Confine, RawFailure } from './native';
+import type { Confine } from './native';
+import type { RawFailure } from './raw';
 
 // linux/openat2.h
 const RESOLVE_NO_MAGICLINKS = 0x02;

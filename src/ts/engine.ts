@@ -1,5 +1,6 @@
 // The engine this process reads with: the addon when it loads, else the pure-JS engine.
-import { loadNative, type Confine, type Engine, type LoadReport, type NativeBinding, type RawResult } from './native';
+import { loadNative, type Confine, type Engine, type LoadReport, type NativeBinding } from './native';
+import type { RawResult } from './raw';
 import { jsEngine } from './js_engine';
 
 /** A read that succeeds only if it need not wait (the file is cached), else null; false for a

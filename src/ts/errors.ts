@@ -1,7 +1,7 @@
 // Errors shaped exactly like node:fs's: the same messages, codes, classes and properties.
 import { inspect, getSystemErrorMap } from 'node:util';
 import { maxReadLength } from './limits';
-import type { RawFailure } from './native';
+import type { RawFailure } from './raw';
 
 /** An error as node:fs throws it: `ENOENT: no such file or directory, open '/x'`. */
 export interface FsError extends Error {

@@ -8,7 +8,8 @@ import { failureToError, invalidArgValue } from './errors';
 import { fastPathMax, tuning } from './tuning';
 import { flagsAllowMapping } from './map_file';
 import type { PathOrFd } from './args';
-import type { BlindReadsLook, BlindReadsStats, RawFailure, RawResult } from './native';
+import type { BlindReadsLook, BlindReadsStats } from './native';
+import type { RawFailure, RawResult } from './raw';
 
 /** The way a read goes: a rung of 'auto', or the engine a forced strategy names. */
 export type ReadPath = 'fast-path' | 'uring' | 'uring-chunked' | 'threadpool' | 'sync' | 'mmap' | 'js';

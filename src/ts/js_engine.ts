@@ -5,7 +5,8 @@ import { maxReadLength } from './limits';
 import { errnoOf } from './errors';
 import { posixOpenFlag } from './platform';
 import { promisify } from 'node:util';
-import type { Engine, RawFailure, RawMapping, RawResult } from './native';
+import type { Engine } from './native';
+import type { RawFailure, RawMapping, RawResult } from './raw';
 
 // node:fs validates lengths against 2 GiB - 1; larger files are read in pieces of this size.
 const kIoChunk = 2 ** 31 - 1;

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { errnoOf } from './errors';
 import { platform, posixOpenFlag } from './platform';
-import type { RawFailure } from './native';
+import type { RawFailure } from './raw';
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_RDONLY } = fs.constants;
 // Windows has neither: a temporary name is random there too, and its directories are not synced.

@@ -5,7 +5,7 @@ import { constants as fsConstants } from 'node:fs';
 import { engine, native } from './engine';
 import { errnoOf, failureToError, invalidArgValue, windowOutOfRange } from './errors';
 import { getValidatedPath, validateBoolean, validateInteger, validateOptionsObject, type PathLike } from './args';
-import type { RawFailure, RawMapping, RawResult } from './native';
+import type { RawFailure, RawMapping, RawResult } from './raw';
 
 /** madvise advice for the mapping: how it will be read. */
 export type MapAdvice = 'normal' | 'sequential' | 'random' | 'willneed' | 'hugepage';

@@ -3,7 +3,7 @@
 import { native } from './engine';
 import { failureToError, strategyUnavailable } from './errors';
 import { getValidatedPath, type PathLike } from './args';
-import type { RawFailure } from './native';
+import type { RawFailure } from './raw';
 
 function requireNative(caller: Function) {
   if (!native) throw strategyUnavailable('page cache control', 'it needs the native addon', caller);

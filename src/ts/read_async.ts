@@ -6,7 +6,7 @@ import {
 } from './args';
 import { constants, statSync } from 'node:fs';
 import { originalReadFile } from './fs_originals';
-import { isRawFailure, type RawFailure, type RawResult } from './native';
+import { isRawFailure, type RawFailure, type RawResult } from './raw';
 import { kCachedRunMax, kElsewhereRunMax, kRunMiss, kRunWarming, loadReport } from './engine';
 import { countFastPath, recordRead, timing, type ServedBy } from './metrics';
 import { Root, type ConfineOptions } from './confine';

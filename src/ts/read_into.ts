@@ -6,7 +6,7 @@ import {
   getValidatedPath, handleToFd, isURL, validateBuffer, validateFd, validateInteger, validateOffsetLengthRead,
   validateOptionsObject, validatePosition, type PathOrHandle,
 } from './args';
-import type { RawFailure } from './native';
+import type { RawFailure } from './raw';
 
 /** Where readInto and readIntoSync put the bytes, and where they read them from. */
 export interface ReadIntoOptions {

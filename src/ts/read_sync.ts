@@ -4,7 +4,7 @@ import { engine, loadReport } from './engine';
 import { recordRead, timing } from './metrics';
 import { failureToError, outOfRange } from './errors';
 import { getOptions, getValidatedPath, isFd, stringToFlags, type PathOrFd, type ReadFileOptions } from './args';
-import { isRawFailure } from './native';
+import { isRawFailure } from './raw';
 import { rootOf } from './read_async';
 import type { ConfineOptions } from './confine';
 

@@ -10,7 +10,8 @@ import {
   validateOptionsObject, type PathLike,
 } from './args';
 import { queueUringSubmit, uringAvailability } from './strategies';
-import type { NativeBinding, RawFailure } from './native';
+import type { NativeBinding } from './native';
+import type { RawFailure } from './raw';
 import { fastPathTurnMs } from './tuning';
 import { turnSpent, waitForNextTurn } from './turn_clock';
 

@@ -5,7 +5,8 @@ import {
 } from './engine';
 import { jsReadAsync } from './js_engine';
 import { mapForRead } from './map_file';
-import type { AsyncRead, Confine, NativeBinding, RawResult } from './native';
+import type { AsyncRead, Confine, NativeBinding } from './native';
+import type { RawResult } from './raw';
 
 /**
  * The engine a read uses: 'auto' (the fast path, then io_uring, then the thread pool), or one

@@ -7,7 +7,7 @@ import { dataBytes, flagsAndMode, isCurrentDir, parentOf, writeCommon, writeOpti
 import { runWrites } from './write_many';
 import { forgetDirs, knownDirs, syncWrites } from './write_engines';
 import type { PathOrFd } from './args';
-import type { RawFailure } from './native';
+import type { RawFailure } from './raw';
 
 // Node 26's fs.promises.writeFile writes data of up to one chunk (512 KiB), without flush, in
 // one round trip, and that path names an invalid numeric flag 'options.flag' where open() says

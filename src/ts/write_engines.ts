@@ -4,7 +4,8 @@ import { native } from './engine';
 import { queueUringSubmit, uringAvailability } from './strategies';
 import { errnoOf, strategyUnavailable } from './errors';
 import { jsMkdirAll, jsMkdirAllSync, jsWriteFile, jsWriteFileSync } from './js_write_engine';
-import type { Confine, NativeBinding, RawFailure } from './native';
+import type { Confine, NativeBinding } from './native';
+import type { RawFailure } from './raw';
 
 /** The engine a write runs on: 'auto' (the default) chooses; the others force one. */
 export type WriteStrategy = 'auto' | 'sync' | 'uring' | 'threadpool';

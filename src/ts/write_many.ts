@@ -4,7 +4,7 @@ import { abortError, errnoOf, failureToError, invalidArgType, invalidArgValue } 
 import { getValidatedPath, isFd, pathList, type PathLike, type PathList } from './args';
 import { dataBytes, flagsAndMode, isCurrentDir, parentOf, parseFileMode, writeCommon, writeOptions, type WriteCommon, type WriteData, type WriteFileOptions } from './write_args';
 import { ECANCELED, forgetDirs, knownDirs, levelOf, type MkdirFailure, type WriteFailures } from './write_engines';
-import type { RawFailure } from './native';
+import type { RawFailure } from './raw';
 import type { Root } from './confine';
 
 /** One file for writeMany: where, what, and (optionally) its mode. */

@@ -9,7 +9,8 @@ import * as fs from 'node:fs';
 import { Readable } from 'node:stream';
 import { native } from '../engine';
 import { failureToError } from '../errors';
-import type { NativeBinding, RawFailure } from '../native';
+import type { NativeBinding } from '../native';
+import type { RawFailure } from '../raw';
 import { queueUringSubmit, uringAvailability } from '../strategies';
 
 type ReadAt = (fd: number, buffer: Buffer, length: number, position: number) => Promise<number | RawFailure>;
