@@ -1,7 +1,11 @@
-// The engine this process reads with: the addon when it loads, else the pure-JS engine.
+// The engine this process reads with, and the thresholds it reads by: the addon when it loads,
+// else the pure-JS engine. The one module that loads it and holds the tuning (and gives it to the
+// addon); the rest of the package imports both from here.
 import { loadNative, type Confine, type Engine, type LoadReport, type NativeBinding } from './native';
 import type { RawResult } from './raw';
 import { jsEngine } from './js_engine';
+import { withCode } from './errors';
+import { defaultReadManyThreads, defaultTuning, profileTuning, withChanges, type Profile, type Tuning } from './tuning';
 
 /** A read that succeeds only if it need not wait (the file is cached), else null; false for a
  * regular file whose path is cached but whose copy would take longer than the fast path's
@@ -118,3 +122,62 @@ export const cachedReadMany: CachedReadMany | null = readers ? readers.cachedRea
 /** The same on a pool thread; null on the pure-JS engine. */
 export const cachedReadElsewhere: CachedReadElsewhere | null = readers ? readers.cachedReadElsewhere : null;
 export const loadReport: LoadReport = loaded.report;
+
+// The thresholds in use in this thread: the addon's own (instance.h), or the pure-JS engine's
+// copy of them to report.
+let current: Tuning = native ? { ...native.tuning(), readManyThreads: defaultReadManyThreads } : defaultTuning();
+
+/** The largest file the fast path reads on the calling thread, in bytes. */
+export function fastPathMax(t: Tuning = current): number {
+  return t.fastPathBudgetUs * t.copyRateMBps;
+}
+
+/** The thresholds in use in this thread. */
+export function tuning(): Tuning {
+  return { ...current };
+}
+
+/** The fast path's share of one turn of the event loop, in ms: half its budget (read_async.ts). */
+export function fastPathTurnMs(): number {
+  return current.fastPathBudgetUs / 2000;
+}
+
+/**
+ * Changes some thresholds in this thread (reads already started keep theirs).
+ *
+ * @param changes - The thresholds to change; each must be an integer in its range.
+ * @returns Every threshold, as {@link tuning} returns them.
+ * @throws ERR_INVALID_ARG_VALUE for an unknown name or a value out of range.
+ */
+export function setTuning(changes: Partial<Tuning>): Tuning {
+  const next = withChanges(current, changes, setTuning);
+  native?.setTuning(next);
+  current = next;
+  return tuning();
+}
+
+/**
+ * Applies a profile written by `smartread calibrate`.
+ *
+ * @param profile - The path of its JSON file, or the profile itself.
+ * @returns Every threshold, as {@link tuning} returns them.
+ * @throws ERR_SMARTREAD_BAD_PROFILE when it cannot be read or is not a valid profile.
+ */
+export function useProfile(profile: string | Profile): Tuning {
+  const changes = profileTuning(profile, useProfile);
+  try {
+    return setTuning(changes);
+  } catch (err) {
+    throw withCode(new Error(`smartread: a bad profile: ${(err as Error).message}`), 'ERR_SMARTREAD_BAD_PROFILE', useProfile);
+  }
+}
+
+// SMARTREAD_PROFILE names a profile to use from the start. A bad one must not stop the
+// package from loading: it is reported as a warning, and the defaults stay.
+if (process.env.SMARTREAD_PROFILE) {
+  try {
+    useProfile(process.env.SMARTREAD_PROFILE);
+  } catch (err) {
+    process.emitWarning((err as Error).message, { code: 'SMARTREAD_PROFILE' });
+  }
+}

@@ -1,11 +1,10 @@
 // explain(): how smartRead would read a file right now, why, and what device the file is on.
 import * as fs from 'node:fs';
-import { loadReport, native } from './engine';
+import { fastPathMax, loadReport, native, tuning } from './engine';
 import { commonOptions, request } from './read_async';
 import { uringAvailability, type Strategy } from './strategies';
 import { deviceOf, type DeviceInfo } from './device';
 import { failureToError, invalidArgValue } from './errors';
-import { fastPathMax, tuning } from './tuning';
 import { flagsAllowMapping } from './map_file';
 import type { PathOrFd } from './args';
 import type { BlindReadsLook, BlindReadsStats } from './native';

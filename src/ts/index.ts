@@ -37,7 +37,7 @@ export type { WriteData, WriteFileOptions } from './write_args';
 export type { SettledWrite, WriteEntry, WriteManyOptions } from './write_many';
 export type { MkdirAllOptions, MkdirManyOptions, SettledMkdir } from './mkdir_all';
 export type { WriteStrategy } from './write_engines';
-export { tuning, setTuning, useProfile } from './tuning';
+export { tuning, setTuning, useProfile } from './engine';
 export type { Tuning, Profile } from './tuning';
 export type { PrefetchResult } from './prefetch';
 export type { BlockPoolMetrics, FastPathJudgements, Metrics, MetricsSnapshot, PromClientRegistry, ServedBy, StrategyMetrics } from './metrics';

@@ -2,7 +2,7 @@
 // loader that finds it. Public types live in index.ts; nothing here is part of the API.
 import { hugePageAdvice, type HugePageAdvice } from './huge_pages';
 import { maxReadLength } from './limits';
-import type { Tuning } from './tuning';
+import { defaultBlockPoolFrom, type Tuning } from './tuning';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isLinux, libc, platform } from './platform';
@@ -71,24 +71,6 @@ export interface BlindReadsLook {
   filesystem: string;
   judgement: 'first-read' | 'recent-read' | 'resident' | 'not-resident' | 'cooling';
   coolingMs: number;
-}
-
-/**
- * The size from which results come from the block pool by default. The pool has V8 scavenge
- * for dropped results, as Node's allocator does for its own Buffers, where V8 does that: V8 12
- * and before (Node 20 and 22). There recycled blocks beat fresh Buffers from 128 KiB on
- * (measured on Node 20, a cached file read back to back: 128 KiB 29k -> 51k reads/s with
- * smartReadSync, 512 KiB 12k -> 15k, 2 MiB 3.3k -> 4.1k; smartRead auto 37k -> 43k, 10k -> 14k,
- * 3.4k -> 3.9k), and from 64 KiB on since the pool looks at its loans only after a collection
- * (a loop of 64 KiB reads: 11.2 us a read from the pool, 11.4 from Node's allocator). Where
- * glibc gives the top of its heap back after each scavenge, a fresh Buffer of 64 KiB faulted
- * in 9-11 pages a read (the bench's warm-64k: 27 us a read against 11); a block 0.01-0.06.
- * Below 64 KiB the pool still lost (16 KiB: 6.1 against 5.5 us). From V8 13 (Node 24 and 26)
- * dead results wait for a full collection, and a synchronous loop of results below 8 MiB was
- * slower from the pool (Node 24, 512 KiB: 10.6k -> 8.6k reads/s).
- */
-export function defaultBlockPoolFrom(): number {
-  return Number(process.versions.v8.split('.')[0]) < 13 ? 64 * 1024 : 8 * 1024 * 1024;
 }
 
 export interface NativeBinding {

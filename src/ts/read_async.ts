@@ -7,10 +7,9 @@ import {
 import { constants, statSync } from 'node:fs';
 import { originalReadFile } from './fs_originals';
 import { isRawFailure, type RawFailure, type RawResult } from './raw';
-import { kCachedRunMax, kElsewhereRunMax, kRunMiss, kRunWarming, loadReport } from './engine';
+import { fastPathTurnMs, kCachedRunMax, kElsewhereRunMax, kRunMiss, kRunWarming, loadReport, tuning } from './engine';
 import { countFastPath, recordRead, timing, type ServedBy } from './metrics';
 import { Root, type ConfineOptions } from './confine';
-import { fastPathTurnMs, tuning } from './tuning';
 import { turnSpent, waitForNextTurn } from './turn_clock';
 
 const { O_RDONLY } = constants;

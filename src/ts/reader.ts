@@ -2,7 +2,7 @@
 // of the thread's ring, reads batched per tick) or on libuv's thread pool.
 import { constants as bufferConstants } from 'node:buffer';
 import * as fs from 'node:fs';
-import { native } from './engine';
+import { fastPathTurnMs, native } from './engine';
 import { jsEngine } from './js_engine';
 import { failureToError, invalidArgValue, readerClosed, strategyUnavailable } from './errors';
 import {
@@ -12,7 +12,6 @@ import {
 import { queueUringSubmit, uringAvailability } from './strategies';
 import type { NativeBinding } from './native';
 import type { RawFailure } from './raw';
-import { fastPathTurnMs } from './tuning';
 import { turnSpent, waitForNextTurn } from './turn_clock';
 
 /** What serves an {@link openReader} handle's reads: 'auto' chooses, the others force one. */

@@ -1,8 +1,7 @@
-// The thresholds 'auto' and io_uring read by, and calibration profiles that set them.
+// The thresholds 'auto' and io_uring read by: their ranges and defaults, and the calibration
+// profiles that set them. The thresholds in use are engine.ts's, which gives them to the addon.
 import { availableParallelism } from 'node:os';
 import { originalReadFileSync } from './fs_originals';
-import { native } from './engine';
-import { defaultBlockPoolFrom } from './native';
 import { invalidArgValue, withCode } from './errors';
 
 /** The thresholds by which 'auto' chooses and io_uring reads, per thread. */
@@ -53,91 +52,77 @@ const limits: Record<keyof Tuning, { min: number; max: number; multipleOf?: numb
 };
 const names = Object.keys(limits) as Array<keyof Tuning>;
 
-// The addon's own defaults (instance.h); the JS engine keeps the same numbers to report.
-// readManyThreads is the TypeScript side's own.
-const readManyThreads = Math.max(0, Math.min(availableParallelism() - 1, 3));
-let current: Tuning = native ? { ...native.tuning(), readManyThreads } : {
-  fastPathBudgetUs: 500, copyRateMBps: 8000, uringChunk: 2 * MiB, uringInFlight: availableParallelism() <= 2 ? 4 : 8, uringAsyncFrom: 512 * 1024,
-  blockPoolFrom: defaultBlockPoolFrom(), blockPoolMaxBytes: 256 * MiB, blockPoolIdleMs: 3000, readManyThreads,
-};
-
-/** The largest file the fast path reads on the calling thread, in bytes. */
-export function fastPathMax(t: Tuning = current): number {
-  return t.fastPathBudgetUs * t.copyRateMBps;
+/**
+ * The size from which results come from the block pool by default. The pool has V8 scavenge
+ * for dropped results, as Node's allocator does for its own Buffers, where V8 does that: V8 12
+ * and before (Node 20 and 22). There recycled blocks beat fresh Buffers from 128 KiB on
+ * (measured on Node 20, a cached file read back to back: 128 KiB 29k -> 51k reads/s with
+ * smartReadSync, 512 KiB 12k -> 15k, 2 MiB 3.3k -> 4.1k; smartRead auto 37k -> 43k, 10k -> 14k,
+ * 3.4k -> 3.9k), and from 64 KiB on since the pool looks at its loans only after a collection
+ * (a loop of 64 KiB reads: 11.2 us a read from the pool, 11.4 from Node's allocator). Where
+ * glibc gives the top of its heap back after each scavenge, a fresh Buffer of 64 KiB faulted
+ * in 9-11 pages a read (the bench's warm-64k: 27 us a read against 11); a block 0.01-0.06.
+ * Below 64 KiB the pool still lost (16 KiB: 6.1 against 5.5 us). From V8 13 (Node 24 and 26)
+ * dead results wait for a full collection, and a synchronous loop of results below 8 MiB was
+ * slower from the pool (Node 24, 512 KiB: 10.6k -> 8.6k reads/s).
+ */
+export function defaultBlockPoolFrom(): number {
+  return Number(process.versions.v8.split('.')[0]) < 13 ? 64 * 1024 : 8 * 1024 * 1024;
 }
 
-/** The thresholds in use in this thread. */
-export function tuning(): Tuning {
-  return { ...current };
-}
+// The TypeScript side's own threshold (the addon has none such).
+export const defaultReadManyThreads = Math.max(0, Math.min(availableParallelism() - 1, 3));
 
-/** The fast path's share of one turn of the event loop, in ms: half its budget (read_async.ts). */
-export function fastPathTurnMs(): number {
-  return current.fastPathBudgetUs / 2000;
+/** The addon's own defaults (instance.h), which the pure-JS engine keeps to report, and readManyThreads. */
+export function defaultTuning(): Tuning {
+  return {
+    fastPathBudgetUs: 500, copyRateMBps: 8000, uringChunk: 2 * MiB, uringInFlight: availableParallelism() <= 2 ? 4 : 8, uringAsyncFrom: 512 * 1024,
+    blockPoolFrom: defaultBlockPoolFrom(), blockPoolMaxBytes: 256 * MiB, blockPoolIdleMs: 3000, readManyThreads: defaultReadManyThreads,
+  };
 }
 
 /**
- * Changes some thresholds in this thread (reads already started keep theirs).
+ * `from` with `changes` made, each checked against its range (setTuning's rules).
  *
- * @param changes - The thresholds to change; each must be an integer in its range.
- * @returns Every threshold, as {@link tuning} returns them.
- * @throws ERR_INVALID_ARG_VALUE for an unknown name or a value out of range.
+ * @throws ERR_INVALID_ARG_VALUE for an unknown name or a value out of range, with the stack of `caller`.
  */
-export function setTuning(changes: Partial<Tuning>): Tuning {
+export function withChanges(from: Tuning, changes: Partial<Tuning>, caller: Function): Tuning {
   if (changes === null || typeof changes !== 'object') {
-    throw invalidArgValue('changes', changes, 'must be an object', setTuning);
+    throw invalidArgValue('changes', changes, 'must be an object', caller);
   }
-  const next = { ...current };
+  const next = { ...from };
   for (const [name, value] of Object.entries(changes)) {
     const limit = limits[name as keyof Tuning];
     if (limit === undefined) {
-      throw invalidArgValue(`changes.${name}`, value, `is not a threshold (${names.join(', ')})`, setTuning);
+      throw invalidArgValue(`changes.${name}`, value, `is not a threshold (${names.join(', ')})`, caller);
     }
     if (!Number.isSafeInteger(value) || value < limit.min || value > limit.max ||
         (limit.multipleOf !== undefined && value % limit.multipleOf !== 0)) {
       const multiple = limit.multipleOf ? `, a multiple of ${limit.multipleOf}` : '';
-      throw invalidArgValue(`changes.${name}`, value, `must be an integer from ${limit.min} to ${limit.max}${multiple}`, setTuning);
+      throw invalidArgValue(`changes.${name}`, value, `must be an integer from ${limit.min} to ${limit.max}${multiple}`, caller);
     }
     next[name as keyof Tuning] = value;
   }
-  native?.setTuning(next);
-  current = next;
-  return tuning();
+  return next;
 }
 
 /**
- * Applies a profile written by `smartread calibrate`.
+ * The thresholds a profile written by `smartread calibrate` sets, unchecked (useProfile's rules).
  *
- * @param profile - The path of its JSON file, or the profile itself.
- * @returns Every threshold, as {@link tuning} returns them.
- * @throws ERR_SMARTREAD_BAD_PROFILE when it cannot be read or is not a valid profile.
+ * @throws ERR_SMARTREAD_BAD_PROFILE, with the stack of `caller`, when it cannot be read or is not a profile.
  */
-export function useProfile(profile: string | Profile): Tuning {
+export function profileTuning(profile: string | Profile, caller: Function): Partial<Tuning> {
   let data: unknown = profile;
   if (typeof profile === 'string') {
     try {
       data = JSON.parse(originalReadFileSync(profile, 'utf8'));
     } catch (err) {
-      throw withCode(new Error(`smartread: cannot read the profile ${profile}: ${(err as Error).message}`), 'ERR_SMARTREAD_BAD_PROFILE', useProfile);
+      throw withCode(new Error(`smartread: cannot read the profile ${profile}: ${(err as Error).message}`), 'ERR_SMARTREAD_BAD_PROFILE', caller);
     }
   }
   const p = data as Partial<Profile> | null;
   if (p === null || typeof p !== 'object' || p.version !== 1 || p.tuning === null || typeof p.tuning !== 'object') {
-    throw withCode(new Error('smartread: not a calibration profile (expected { version: 1, tuning: {...} })'), 'ERR_SMARTREAD_BAD_PROFILE', useProfile);
+    throw withCode(new Error('smartread: not a calibration profile (expected { version: 1, tuning: {...} })'), 'ERR_SMARTREAD_BAD_PROFILE', caller);
   }
-  try {
-    return setTuning(p.tuning);
-  } catch (err) {
-    throw withCode(new Error(`smartread: a bad profile: ${(err as Error).message}`), 'ERR_SMARTREAD_BAD_PROFILE', useProfile);
-  }
-}
-
-// SMARTREAD_PROFILE names a profile to use from the start. A bad one must not stop the
-// package from loading: it is reported as a warning, and the defaults stay.
-if (process.env.SMARTREAD_PROFILE) {
-  try {
-    useProfile(process.env.SMARTREAD_PROFILE);
-  } catch (err) {
-    process.emitWarning((err as Error).message, { code: 'SMARTREAD_PROFILE' });
-  }
+  return p.tuning;
 }
