@@ -7,7 +7,7 @@ const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { elfInterpreter, libc } = require('../dist/platform.js');
+const { elfInterpreter, libc } = require('../dist/common/platform.js');
 const { checkNoFdLeak, useTempDirs, makeTempDir, runToEnd } = require('./helpers');
 
 checkNoFdLeak({ spawnsChildren: true });

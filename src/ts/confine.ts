@@ -3,10 +3,10 @@
 // their users name.
 import * as fs from 'node:fs';
 import { native } from './engine';
-import { failureToError, invalidArgType, withCode } from './errors';
-import { getValidatedPath, type PathLike } from './args';
+import { failureToError, invalidArgType, withCode } from './common/errors';
+import { getValidatedPath, type PathLike } from './common/args';
 import type { Confine } from './native';
-import type { RawFailure } from './raw';
+import type { RawFailure } from './common/raw';
 
 // linux/openat2.h
 const RESOLVE_NO_MAGICLINKS = 0x02;

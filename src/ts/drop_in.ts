@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { smartRead } from './read_async';
 import { smartReadSync } from './read_sync';
 import { loadReport } from './engine';
-import { originalPromisesReadFile, originalReadFile, originalReadFileSync } from './fs_originals';
-import { isFileHandle } from './args';
+import { originalPromisesReadFile, originalReadFile, originalReadFileSync } from './common/fs_originals';
+import { isFileHandle } from './common/args';
 import type { FileHandle } from 'node:fs/promises';
 
 /** node:fs's functions that a drop-in serves, and passes on to. */

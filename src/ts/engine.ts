@@ -2,9 +2,9 @@
 // else the pure-JS engine. The one module that loads it and holds the tuning (and gives it to the
 // addon); the rest of the package imports both from here.
 import { loadNative, type Confine, type Engine, type LoadReport, type NativeBinding } from './native';
-import type { RawResult } from './raw';
+import type { RawResult } from './common/raw';
 import { jsEngine } from './js_engine';
-import { withCode } from './errors';
+import { withCode } from './common/errors';
 import { defaultReadManyThreads, defaultTuning, profileTuning, withChanges, type Profile, type Tuning } from './tuning';
 
 /** A read that succeeds only if it need not wait (the file is cached), else null; false for a

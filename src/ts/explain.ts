@@ -4,11 +4,11 @@ import { fastPathMax, loadReport, native, tuning } from './engine';
 import { commonOptions, request } from './read_async';
 import { uringAvailability, type Strategy } from './strategies';
 import { deviceOf, type DeviceInfo } from './device';
-import { failureToError, invalidArgValue } from './errors';
+import { failureToError, invalidArgValue } from './common/errors';
 import { flagsAllowMapping } from './map_file';
-import type { PathOrFd } from './args';
+import type { PathOrFd } from './common/args';
 import type { BlindReadsLook, BlindReadsStats } from './native';
-import type { RawFailure, RawResult } from './raw';
+import type { RawFailure, RawResult } from './common/raw';
 
 /** The way a read goes: a rung of 'auto', or the engine a forced strategy names. */
 export type ReadPath = 'fast-path' | 'uring' | 'uring-chunked' | 'threadpool' | 'sync' | 'mmap' | 'js';

@@ -1,8 +1,8 @@
 // mkdirAll, mkdirAllSync and mkdirMany: fs.mkdir(path, { recursive: true })'s results and errors,
 // starting below the directories the environment knows, and many paths in one submission.
 import * as fs from 'node:fs';
-import { abortError, failureToError, invalidArgType, invalidArgValue } from './errors';
-import { getValidatedPath, pathList, type PathLike, type PathList } from './args';
+import { abortError, failureToError, invalidArgType, invalidArgValue } from './common/errors';
+import { getValidatedPath, pathList, type PathLike, type PathList } from './common/args';
 import { parseFileMode } from './write_args';
 import { rootOf } from './read_async';
 import { levelOf, syncWrites, writeEngineFor, writeStrategyNames, type MkdirFailure, type MkdirResults, type WriteStrategy } from './write_engines';

@@ -1,12 +1,12 @@
 // The raw binding: what the addon (and the pure-JS engine standing in for it) exports, and the
 // loader that finds it. Public types live in index.ts; nothing here is part of the API.
 import { hugePageAdvice, type HugePageAdvice } from './huge_pages';
-import { maxReadLength } from './limits';
+import { maxReadLength } from './common/limits';
 import { defaultBlockPoolFrom, type Tuning } from './tuning';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isLinux, libc, platform } from './platform';
-import type { RawFailure, RawMapping, RawResult } from './raw';
+import { isLinux, libc, platform } from './common/platform';
+import type { RawFailure, RawMapping, RawResult } from './common/raw';
 
 /** A confined read's root: a directory descriptor, and openat2 RESOLVE_* flags. */
 export interface Confine {

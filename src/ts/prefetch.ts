@@ -1,9 +1,9 @@
 // prefetch(): readahead for files about to be read, so that a later smartRead finds them cached.
 import * as fs from 'node:fs';
 import { native } from './engine';
-import { failureToError } from './errors';
-import { getValidatedPath, pathList, type PathLike, type PathList } from './args';
-import { posixOpenFlag } from './platform';
+import { failureToError } from './common/errors';
+import { getValidatedPath, pathList, type PathLike, type PathList } from './common/args';
+import { posixOpenFlag } from './common/platform';
 
 /** What {@link prefetch} started, and what it could not. */
 export interface PrefetchResult {

@@ -1,12 +1,12 @@
 // readInto and readIntoSync: positional reads into the caller's memory, with fs.read's and
 // fs.readSync's arguments, validation and errors, from a path or an fd.
 import { engine } from './engine';
-import { failureToError, invalidArgValue } from './errors';
+import { failureToError, invalidArgValue } from './common/errors';
 import {
   getValidatedPath, handleToFd, isURL, validateBuffer, validateFd, validateInteger, validateOffsetLengthRead,
   validateOptionsObject, validatePosition, type PathOrHandle,
-} from './args';
-import type { RawFailure } from './raw';
+} from './common/args';
+import type { RawFailure } from './common/raw';
 
 /** Where readInto and readIntoSync put the bytes, and where they read them from. */
 export interface ReadIntoOptions {

@@ -2,9 +2,9 @@
 import { constants as fsConstants, openSync } from 'node:fs';
 import { engine, loadReport } from './engine';
 import { recordRead, timing } from './metrics';
-import { failureToError, outOfRange } from './errors';
-import { getOptions, getValidatedPath, isFd, stringToFlags, type PathOrFd, type ReadFileOptions } from './args';
-import { isRawFailure } from './raw';
+import { failureToError, outOfRange } from './common/errors';
+import { getOptions, getValidatedPath, isFd, stringToFlags, type PathOrFd, type ReadFileOptions } from './common/args';
+import { isRawFailure } from './common/raw';
 import { rootOf } from './read_async';
 import type { ConfineOptions } from './confine';
 

@@ -4,14 +4,14 @@ import { constants as bufferConstants } from 'node:buffer';
 import * as fs from 'node:fs';
 import { fastPathTurnMs, native } from './engine';
 import { jsEngine } from './js_engine';
-import { failureToError, invalidArgValue, readerClosed, strategyUnavailable } from './errors';
+import { failureToError, invalidArgValue, readerClosed, strategyUnavailable } from './common/errors';
 import {
   getValidatedPath, validateBoolean, validateBuffer, validateInteger, validateOffsetLengthRead,
   validateOptionsObject, type PathLike,
-} from './args';
+} from './common/args';
 import { queueUringSubmit, uringAvailability } from './strategies';
 import type { NativeBinding } from './native';
-import type { RawFailure } from './raw';
+import type { RawFailure } from './common/raw';
 import { turnSpent, waitForNextTurn } from './turn_clock';
 
 /** What serves an {@link openReader} handle's reads: 'auto' chooses, the others force one. */

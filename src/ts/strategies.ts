@@ -6,7 +6,7 @@ import {
 import { jsReadAsync } from './js_engine';
 import { mapForRead } from './map_file';
 import type { AsyncRead, Confine, NativeBinding } from './native';
-import type { RawResult } from './raw';
+import type { RawResult } from './common/raw';
 
 /**
  * The engine a read uses: 'auto' (the fast path, then io_uring, then the thread pool), or one

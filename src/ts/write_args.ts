@@ -1,9 +1,9 @@
 // Arguments of the writing functions, with node:fs's rules, order and errors: the data, the
 // mode, the flag, and the options smartread adds (atomic, mkdirs, strategy).
 import * as fs from 'node:fs';
-import { platformPath } from './platform';
-import { getOptions, getValidatedPath, isFd, stringToFlags, validateBoolean, type PathLike } from './args';
-import { invalidArgType, invalidArgValue, outOfRange } from './errors';
+import { platformPath } from './common/platform';
+import { getOptions, getValidatedPath, isFd, stringToFlags, validateBoolean, type PathLike } from './common/args';
+import { invalidArgType, invalidArgValue, outOfRange } from './common/errors';
 import { rootOf } from './read_async';
 import type { Root, ConfineOptions } from './confine';
 import { writeEngineFor, writeStrategyNames, type WriteEngine, type WriteStrategy } from './write_engines';

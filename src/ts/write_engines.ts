@@ -2,10 +2,10 @@
 // node:fs where the addon is missing; and the calling thread for the synchronous calls.
 import { native } from './engine';
 import { queueUringSubmit, uringAvailability } from './strategies';
-import { errnoOf, strategyUnavailable } from './errors';
+import { errnoOf, strategyUnavailable } from './common/errors';
 import { jsMkdirAll, jsMkdirAllSync, jsWriteFile, jsWriteFileSync } from './js_write_engine';
 import type { Confine, NativeBinding } from './native';
-import type { RawFailure } from './raw';
+import type { RawFailure } from './common/raw';
 
 /** The engine a write runs on: 'auto' (the default) chooses; the others force one. */
 export type WriteStrategy = 'auto' | 'sync' | 'uring' | 'threadpool';

@@ -3,11 +3,11 @@
 // createReader, for services that write files their users name.
 import { Root } from './confine';
 import { kReaderRoot } from './read_async';
-import { invalidArgType } from './errors';
+import { invalidArgType } from './common/errors';
 import { smartWriteFile, smartWriteFileSync } from './write';
 import { writeMany, type SettledWrite, type WriteEntry, type WriteManyOptions } from './write_many';
 import { mkdirAll, mkdirAllSync, mkdirMany, type MkdirAllOptions, type MkdirManyOptions, type SettledMkdir } from './mkdir_all';
-import type { PathLike, PathOrFd } from './args';
+import type { PathLike, PathOrFd } from './common/args';
 import type { WriteData, WriteFileOptions } from './write_args';
 
 /** Options of a confined writer's calls: the writer's root is theirs, so they take none. */

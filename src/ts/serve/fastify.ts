@@ -6,8 +6,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES } from 'node:http';
-import type { PathLike } from '../args';
-import { invalidArgType, invalidArgValue } from '../errors';
+import type { PathLike } from '../common/args';
+import { invalidArgType, invalidArgValue } from '../common/errors';
 import type { FileEntry } from './file_cache';
 import { redirectTarget } from './http_rules';
 import { StaticSite, type Decision, type ServeStaticOptions } from './static_site';

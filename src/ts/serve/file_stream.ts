@@ -8,9 +8,9 @@
 import * as fs from 'node:fs';
 import { Readable } from 'node:stream';
 import { native } from '../engine';
-import { failureToError } from '../errors';
+import { failureToError } from '../common/errors';
 import type { NativeBinding } from '../native';
-import type { RawFailure } from '../raw';
+import type { RawFailure } from '../common/raw';
 import { queueUringSubmit, uringAvailability } from '../strategies';
 
 type ReadAt = (fd: number, buffer: Buffer, length: number, position: number) => Promise<number | RawFailure>;

@@ -5,7 +5,7 @@
  */
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { FileRangeStream } from './file_stream';
-import type { PathLike } from '../args';
+import type { PathLike } from '../common/args';
 import { StaticSite, type Decision, type ServeStaticOptions } from './static_site';
 import type { FileEntry } from './file_cache';
 import { redirectTarget } from './http_rules';
