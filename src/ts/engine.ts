@@ -1,7 +1,8 @@
 // The engine this process reads with, and the thresholds it reads by: the addon when it loads,
 // else the pure-JS engine. The one module that loads it and holds the tuning (and gives it to the
 // addon); the rest of the package imports both from here.
-import { loadNative, type Confine, type Engine, type LoadReport, type NativeBinding } from './native';
+import type { Confine, Engine, NativeBinding } from './native';
+import { loadNative, type LoadReport } from './loader';
 import type { RawResult } from './common/raw';
 import { jsEngine } from './js_engine';
 import { withCode } from './common/errors';

@@ -10,7 +10,7 @@
  */
 import { loadReport } from './engine';
 import { uringAvailability } from './strategies';
-import type { LoadReport } from './native';
+import type { LoadReport } from './loader';
 import { dropInStatus, type DropInStatus } from './drop_in';
 
 export { smartReadSync } from './read_sync';
