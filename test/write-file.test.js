@@ -394,7 +394,7 @@ describe('an abort stops the engines\' writes in flight where they still can', (
 
   test('the thread pool: a run looks at its stop byte while it runs; what it had not begun fails with ECANCELED', async (t) => {
     if (!native) return t.skip('the thread-pool engine needs the native addon');
-    const { native: binding } = require('../dist/engine.js');
+    const { native: binding } = require('../dist/engine/engine.js');
     const { O_WRONLY, O_CREAT, O_TRUNC } = fs.constants;
     const work = fs.mkdtempSync(path.join(dir, 'stop-pool-'));
     const targets = ['a', 'b', 'c'].map((name) => path.join(work, name));

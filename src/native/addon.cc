@@ -117,9 +117,9 @@ class Addon : public Napi::Addon<Addon> {
       return BadArgument(env, "setup(options): options.maxLength and options.blockPoolFrom must be numbers");
     }
     instance_.max_length = static_cast<uint64_t>(max_length);
-    // A fact of the machine (src/ts/huge_pages.ts decides it), the same in every environment.
+    // A fact of the machine (src/ts/engine/huge_pages.ts decides it), the same in every environment.
     SetHugePageAdvice(huge_pages);
-    // Which results the pool takes by default depends on the runtime's V8 (src/ts/native.ts).
+    // Which results the pool takes by default depends on the runtime's V8 (src/ts/engine/tuning.ts).
     instance_.tuning.block_pool.from = static_cast<uint64_t>(block_pool_from);
     if (!instance_.blocks) {
       instance_.blocks = BlockPool::Create(env_);
@@ -128,7 +128,7 @@ class Addon : public Napi::Addon<Addon> {
     return info.Env().Undefined();
   }
 
-  // tuning() -> the addon's part of the Tuning (src/ts/tuning.ts names its fields)
+  // tuning() -> the addon's part of the Tuning (src/ts/engine/tuning.ts names its fields)
   Napi::Value GetTuning(const Napi::CallbackInfo& info) {
     Napi::Object out = Napi::Object::New(info.Env());
     out.Set("fastPathBudgetUs", static_cast<double>(instance_.tuning.fast_path_budget_us));

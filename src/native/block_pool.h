@@ -22,10 +22,10 @@ struct Block {
   bool recycled = false;
 };
 
-// The limits of one environment's pool (set through setTuning, see src/ts/tuning.ts).
+// The limits of one environment's pool (set through setTuning, see src/ts/engine/tuning.ts).
 struct BlockPoolLimits {
   // Results of at least this many bytes come from the pool (0: none do). setup() sets it for
-  // the runtime's V8 (src/ts/native.ts defaultBlockPoolFrom: 128 KiB or 8 MiB)...
+  // the runtime's V8 (src/ts/engine/tuning.ts defaultBlockPoolFrom: 128 KiB or 8 MiB)...
   uint64_t from = uint64_t{8} << 20;
   // ...which keeps at most this many bytes of idle blocks...
   uint64_t max_bytes = uint64_t{256} << 20;

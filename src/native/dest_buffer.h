@@ -28,8 +28,9 @@ struct DestBuffer {
 // Returns false with a pending JS exception when memory cannot be had.
 bool NewDestBuffer(napi_env env, Instance& instance, size_t length, DestBuffer* out);
 
-// Whether AdviseHugePagesIfLarge advises at all (setup() passes what src/ts/huge_pages.ts found:
-// not where free page reporting makes huge pages expensive to touch). On by default.
+// Whether AdviseHugePagesIfLarge advises at all (setup() passes what
+// src/ts/engine/huge_pages.ts found: not where free page reporting makes huge pages expensive to
+// touch). On by default.
 void SetHugePageAdvice(bool on);
 
 // Advises MADV_HUGEPAGE on the 2 MiB-aligned part of a large block that nothing has touched yet

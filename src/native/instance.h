@@ -17,8 +17,8 @@
 
 namespace smartread {
 
-// What a calibration profile may change (see src/ts/tuning.ts), with the defaults measured on
-// the machines smartread was written on.
+// What a calibration profile may change (see src/ts/engine/tuning.ts), with the defaults measured
+// on the machines smartread was written on.
 struct Tuning {
   // The cache-hit fast path copies a file on the calling thread while the copy is expected to
   // take at most this long, at this rate: past it, the event loop would be held too long, and

@@ -5,11 +5,11 @@ import * as fs from 'node:fs';
 import { originalReadFileSync } from './common/fs_originals';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { native, setTuning, tuning } from './engine';
+import { native, setTuning, tuning } from './engine/engine';
 import { smartRead } from './read_async';
 import { evictFromPageCache, pageCacheResidency } from './page_cache';
 import { uringAvailability } from './strategies';
-import type { Profile, Tuning } from './tuning';
+import type { Profile, Tuning } from './engine/tuning';
 import { explain } from './explain';
 
 export interface CalibrateOptions {

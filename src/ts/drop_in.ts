@@ -7,7 +7,7 @@ import { syncBuiltinESMExports } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { smartRead } from './read_async';
 import { smartReadSync } from './read_sync';
-import { loadReport } from './engine';
+import { loadReport } from './engine/engine';
 import { originalPromisesReadFile, originalReadFile, originalReadFileSync } from './common/fs_originals';
 import { isFileHandle } from './common/args';
 import type { FileHandle } from 'node:fs/promises';

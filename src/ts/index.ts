@@ -8,9 +8,9 @@
  *
  * @module
  */
-import { loadReport } from './engine';
+import { loadReport } from './engine/engine';
 import { uringAvailability } from './strategies';
-import type { LoadReport } from './loader';
+import type { LoadReport } from './engine/loader';
 import { dropInStatus, type DropInStatus } from './drop_in';
 
 export { smartReadSync } from './read_sync';
@@ -37,15 +37,15 @@ export type { WriteData, WriteFileOptions } from './write_args';
 export type { SettledWrite, WriteEntry, WriteManyOptions } from './write_many';
 export type { MkdirAllOptions, MkdirManyOptions, SettledMkdir } from './mkdir_all';
 export type { WriteStrategy } from './write_engines';
-export { tuning, setTuning, useProfile } from './engine';
-export type { Tuning, Profile } from './tuning';
+export { tuning, setTuning, useProfile } from './engine/engine';
+export type { Tuning, Profile } from './engine/tuning';
 export type { PrefetchResult } from './prefetch';
 export type { BlockPoolMetrics, FastPathJudgements, Metrics, MetricsSnapshot, PromClientRegistry, ServedBy, StrategyMetrics } from './metrics';
 export type { ReadManyOptions, SettledRead, SmartReadOptions } from './read_async';
 export type { Strategy } from './strategies';
 export type { PathLike, PathList, PathOrFd, PathOrHandle, ReadFileOptions } from './common/args';
 export type { FsError } from './common/errors';
-export type { HugePageAdvice } from './huge_pages';
+export type { HugePageAdvice } from './engine/huge_pages';
 export { register, unregister } from './drop_in';
 export type { DropInStatus } from './drop_in';
 
@@ -79,4 +79,4 @@ export function engineInfo(): EngineInfo {
 }
 export { explain } from './explain';
 export type { Explanation, ExplainOptions, ReadPath } from './explain';
-export type { BlockDevice, DeviceInfo, DeviceKind } from './device';
+export type { BlockDevice, DeviceInfo, DeviceKind } from './engine/device';

@@ -1,6 +1,6 @@
 // Page-cache control: what benchmarks and tests need to read files cold, and to check that
 // they were.
-import { native } from './engine';
+import { native } from './engine/engine';
 import { failureToError, strategyUnavailable } from './common/errors';
 import { getValidatedPath, type PathLike } from './common/args';
 import type { RawFailure } from './common/raw';

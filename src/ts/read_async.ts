@@ -7,7 +7,7 @@ import {
 import { constants, statSync } from 'node:fs';
 import { originalReadFile } from './common/fs_originals';
 import { isRawFailure, type RawFailure, type RawResult } from './common/raw';
-import { fastPathTurnMs, kCachedRunMax, kElsewhereRunMax, kRunMiss, kRunWarming, loadReport, tuning } from './engine';
+import { fastPathTurnMs, kCachedRunMax, kElsewhereRunMax, kRunMiss, kRunWarming, loadReport, tuning } from './engine/engine';
 import { countFastPath, recordRead, timing, type ServedBy } from './metrics';
 import { Root, type ConfineOptions } from './confine';
 import { turnSpent, waitForNextTurn } from './turn_clock';

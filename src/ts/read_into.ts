@@ -1,6 +1,6 @@
 // readInto and readIntoSync: positional reads into the caller's memory, with fs.read's and
 // fs.readSync's arguments, validation and errors, from a path or an fd.
-import { engine } from './engine';
+import { engine } from './engine/engine';
 import { failureToError, invalidArgValue } from './common/errors';
 import {
   getValidatedPath, handleToFd, isURL, validateBuffer, validateFd, validateInteger, validateOffsetLengthRead,

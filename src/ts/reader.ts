@@ -2,15 +2,15 @@
 // of the thread's ring, reads batched per tick) or on libuv's thread pool.
 import { constants as bufferConstants } from 'node:buffer';
 import * as fs from 'node:fs';
-import { fastPathTurnMs, native } from './engine';
-import { jsEngine } from './js_engine';
+import { fastPathTurnMs, native } from './engine/engine';
+import { jsEngine } from './engine/js_engine';
 import { failureToError, invalidArgValue, readerClosed, strategyUnavailable } from './common/errors';
 import {
   getValidatedPath, validateBoolean, validateBuffer, validateInteger, validateOffsetLengthRead,
   validateOptionsObject, type PathLike,
 } from './common/args';
 import { queueUringSubmit, uringAvailability } from './strategies';
-import type { NativeBinding } from './native';
+import type { NativeBinding } from './engine/native';
 import type { RawFailure } from './common/raw';
 import { turnSpent, waitForNextTurn } from './turn_clock';
 

@@ -2,10 +2,10 @@
 import {
   cachedRead, cachedReadElsewhere, cachedReadMany, engine, loadReport, native,
   type CachedRead, type CachedReadElsewhere, type CachedReadMany,
-} from './engine';
-import { jsReadAsync } from './js_engine';
+} from './engine/engine';
+import { jsReadAsync } from './engine/js_engine';
 import { mapForRead } from './map_file';
-import type { AsyncRead, Confine, NativeBinding } from './native';
+import type { AsyncRead, Confine, NativeBinding } from './engine/native';
 import type { RawResult } from './common/raw';
 
 /**

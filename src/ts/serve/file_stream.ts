@@ -7,9 +7,9 @@
 // next reads go into it: no fresh memory to fault in, and none left for the collector.
 import * as fs from 'node:fs';
 import { Readable } from 'node:stream';
-import { native } from '../engine';
+import { native } from '../engine/engine';
 import { failureToError } from '../common/errors';
-import type { NativeBinding } from '../native';
+import type { NativeBinding } from '../engine/native';
 import type { RawFailure } from '../common/raw';
 import { queueUringSubmit, uringAvailability } from '../strategies';
 

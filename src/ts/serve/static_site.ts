@@ -8,7 +8,7 @@ import * as nodePath from 'node:path';
 import type { IncomingHttpHeaders } from 'node:http';
 import { contentType } from 'mime-types';
 import { Root, type ConfinedStats } from '../confine';
-import { native } from '../engine';
+import { native } from '../engine/engine';
 import { invalidArgType, invalidArgValue, withCode } from '../common/errors';
 import { kReaderRoot, smartRead } from '../read_async';
 import type { PathLike } from '../common/args';

@@ -3,9 +3,9 @@
 // addon); the rest of the package imports both from here.
 import type { Confine, Engine, NativeBinding } from './native';
 import { loadNative, type LoadReport } from './loader';
-import type { RawResult } from './common/raw';
+import type { RawResult } from '../common/raw';
 import { jsEngine } from './js_engine';
-import { withCode } from './common/errors';
+import { withCode } from '../common/errors';
 import { defaultReadManyThreads, defaultTuning, profileTuning, withChanges, type Profile, type Tuning } from './tuning';
 
 /** A read that succeeds only if it need not wait (the file is cached), else null; false for a

@@ -1,8 +1,8 @@
 // The thresholds 'auto' and io_uring read by: their ranges and defaults, and the calibration
 // profiles that set them. The thresholds in use are engine.ts's, which gives them to the addon.
 import { availableParallelism } from 'node:os';
-import { originalReadFileSync } from './common/fs_originals';
-import { invalidArgValue, withCode } from './common/errors';
+import { originalReadFileSync } from '../common/fs_originals';
+import { invalidArgValue, withCode } from '../common/errors';
 
 /** The thresholds by which 'auto' chooses and io_uring reads, per thread. */
 export interface Tuning {

@@ -3,9 +3,9 @@
 // file, dm and md devices to the devices under them) to say what kind of storage holds it.
 // Linux only: elsewhere f_type numbers other filesystems, and there is no /proc or /sys.
 import * as fs from 'node:fs';
-import { originalReadFileSync } from './common/fs_originals';
+import { originalReadFileSync } from '../common/fs_originals';
 import * as path from 'node:path';
-import { isLinux } from './common/platform';
+import { isLinux } from '../common/platform';
 
 /** The storage under a filesystem. 'none': the filesystem has no block device (tmpfs, proc, nfs...). */
 export type DeviceKind = 'nvme' | 'ssd' | 'hdd' | 'ram' | 'zram' | 'loop' | 'virtual' | 'none' | 'unknown';

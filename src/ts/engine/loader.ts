@@ -3,8 +3,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { hugePageAdvice, type HugePageAdvice } from './huge_pages';
-import { maxReadLength } from './common/limits';
-import { isLinux, libc, platform } from './common/platform';
+import { maxReadLength } from '../common/limits';
+import { isLinux, libc, platform } from '../common/platform';
 import { defaultBlockPoolFrom } from './tuning';
 import type { NativeBinding } from './native';
 
@@ -23,7 +23,7 @@ export interface LoadReport {
   hugePages: HugePageAdvice;
 }
 
-const packageRoot = path.resolve(__dirname, '..');
+const packageRoot = path.resolve(__dirname, '..', '..');
 
 /** A file to try, or a place with none to try and why (said in the report). */
 type Candidate = { file: string } | { skipped: string };

@@ -1,12 +1,12 @@
 // The pure-JS engine: the raw binding's contract implemented over node:fs, for where the addon
 // cannot be loaded (or SMARTREAD_FORCE_JS=1). Same results, slower.
 import * as fs from 'node:fs';
-import { maxReadLength } from './common/limits';
-import { errnoOf } from './common/errors';
-import { posixOpenFlag } from './common/platform';
+import { maxReadLength } from '../common/limits';
+import { errnoOf } from '../common/errors';
+import { posixOpenFlag } from '../common/platform';
 import { promisify } from 'node:util';
 import type { Engine } from './native';
-import type { RawFailure, RawMapping, RawResult } from './common/raw';
+import type { RawFailure, RawMapping, RawResult } from '../common/raw';
 
 // node:fs validates lengths against 2 GiB - 1; larger files are read in pieces of this size.
 const kIoChunk = 2 ** 31 - 1;

@@ -1,7 +1,7 @@
 // The raw binding: what the addon (and the pure-JS engine standing in for it) exports; loader.ts
 // finds it. Public types live in index.ts; nothing here is part of the API.
 import type { Tuning } from './tuning';
-import type { RawFailure, RawMapping, RawResult } from './common/raw';
+import type { RawFailure, RawMapping, RawResult } from '../common/raw';
 
 /** A confined read's root: a directory descriptor, and openat2 RESOLVE_* flags. */
 export interface Confine {

@@ -9,7 +9,7 @@
 // while small pages (mostly from free lists that are not reported) took 37-41 ms either way. So
 // smartread advises them only where no free page reporting is seen.
 import * as fs from 'node:fs';
-import { originalReadFileSync } from './common/fs_originals';
+import { originalReadFileSync } from '../common/fs_originals';
 import * as path from 'node:path';
 
 /** Whether large destinations are advised huge pages here (engineInfo().hugePages), and why. */
