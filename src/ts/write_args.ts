@@ -4,8 +4,8 @@ import * as fs from 'node:fs';
 import { platformPath } from './common/platform';
 import { getOptions, getValidatedPath, isFd, stringToFlags, validateBoolean, type PathLike } from './common/args';
 import { invalidArgType, invalidArgValue, outOfRange } from './common/errors';
-import { rootOf } from './read_async';
-import type { Root, ConfineOptions } from './confine';
+import { rootOf } from './read/read_async';
+import type { Root, ConfineOptions } from './read/confine';
 import { writeEngineFor, writeStrategyNames, type WriteEngine, type WriteStrategy } from './write_engines';
 
 const { O_APPEND, O_CREAT, O_EXCL, O_TRUNC, O_WRONLY, O_RDWR } = fs.constants;

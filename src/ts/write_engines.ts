@@ -1,7 +1,7 @@
 // The engines writes can use, chosen by one ladder: io_uring, then libuv's thread pool, then
 // node:fs where the addon is missing; and the calling thread for the synchronous calls.
 import { native } from './engine/engine';
-import { queueUringSubmit, uringAvailability } from './strategies';
+import { queueUringSubmit, uringAvailability } from './read/strategies';
 import { errnoOf, strategyUnavailable } from './common/errors';
 import { jsMkdirAll, jsMkdirAllSync, jsWriteFile, jsWriteFileSync } from './js_write_engine';
 import type { Confine, NativeBinding } from './engine/native';

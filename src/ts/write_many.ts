@@ -5,7 +5,7 @@ import { getValidatedPath, isFd, pathList, type PathLike, type PathList } from '
 import { dataBytes, flagsAndMode, isCurrentDir, parentOf, parseFileMode, writeCommon, writeOptions, type WriteCommon, type WriteData, type WriteFileOptions } from './write_args';
 import { ECANCELED, forgetDirs, knownDirs, levelOf, type MkdirFailure, type WriteFailures } from './write_engines';
 import type { RawFailure } from './common/raw';
-import type { Root } from './confine';
+import type { Root } from './read/confine';
 
 /** One file for writeMany: where, what, and (optionally) its mode. */
 export interface WriteEntry {

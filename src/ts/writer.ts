@@ -1,8 +1,8 @@
 // createWriter({ root }): smartWriteFile, smartWriteFileSync, writeMany, mkdirAll, mkdirAllSync and
 // mkdirMany confined beneath one directory, opened once for all of them: the writing sibling of
 // createReader, for services that write files their users name.
-import { Root } from './confine';
-import { kReaderRoot } from './read_async';
+import { Root } from './read/confine';
+import { kReaderRoot } from './read/read_async';
 import { invalidArgType } from './common/errors';
 import { smartWriteFile, smartWriteFileSync } from './write';
 import { writeMany, type SettledWrite, type WriteEntry, type WriteManyOptions } from './write_many';

@@ -29,7 +29,7 @@ export interface FastifyServeStaticOptions extends Omit<ServeStaticOptions, 'fal
    * @param path The file's absolute path.
    * @param stats The file's stats.
    */
-  setHeaders?: (reply: FastifyReply, path: string, stats: import('../confine').ConfinedStats) => void;
+  setHeaders?: (reply: FastifyReply, path: string, stats: import('../read/confine').ConfinedStats) => void;
 }
 
 declare module 'fastify' {

@@ -11,7 +11,7 @@ import { native } from '../engine/engine';
 import { failureToError } from '../common/errors';
 import type { NativeBinding } from '../engine/native';
 import type { RawFailure } from '../common/raw';
-import { queueUringSubmit, uringAvailability } from '../strategies';
+import { queueUringSubmit, uringAvailability } from '../read/strategies';
 
 type ReadAt = (fd: number, buffer: Buffer, length: number, position: number) => Promise<number | RawFailure>;
 

@@ -11,7 +11,7 @@ import type { FileEntry } from './file_cache';
 import { redirectTarget } from './http_rules';
 
 export type { ServeStaticOptions } from './static_site';
-export type { ConfinedStats } from '../confine';
+export type { ConfinedStats } from '../read/confine';
 
 /**
  * Express/Connect's continuation, as serveStatic calls it.

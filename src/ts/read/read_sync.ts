@@ -1,10 +1,10 @@
 // smartReadSync: fs.readFileSync's contract, read in one call into the engine.
 import { constants as fsConstants, openSync } from 'node:fs';
-import { engine, loadReport } from './engine/engine';
+import { engine, loadReport } from '../engine/engine';
 import { recordRead, timing } from './metrics';
-import { failureToError, outOfRange } from './common/errors';
-import { getOptions, getValidatedPath, isFd, stringToFlags, type PathOrFd, type ReadFileOptions } from './common/args';
-import { isRawFailure } from './common/raw';
+import { failureToError, outOfRange } from '../common/errors';
+import { getOptions, getValidatedPath, isFd, stringToFlags, type PathOrFd, type ReadFileOptions } from '../common/args';
+import { isRawFailure } from '../common/raw';
 import { rootOf } from './read_async';
 import type { ConfineOptions } from './confine';
 

@@ -1,14 +1,14 @@
 // explain(): how smartRead would read a file right now, why, and what device the file is on.
 import * as fs from 'node:fs';
-import { fastPathMax, loadReport, native, tuning } from './engine/engine';
+import { fastPathMax, loadReport, native, tuning } from '../engine/engine';
 import { commonOptions, request } from './read_async';
 import { uringAvailability, type Strategy } from './strategies';
-import { deviceOf, type DeviceInfo } from './engine/device';
-import { failureToError, invalidArgValue } from './common/errors';
+import { deviceOf, type DeviceInfo } from '../engine/device';
+import { failureToError, invalidArgValue } from '../common/errors';
 import { flagsAllowMapping } from './map_file';
-import type { PathOrFd } from './common/args';
-import type { BlindReadsLook, BlindReadsStats } from './engine/native';
-import type { RawFailure, RawResult } from './common/raw';
+import type { PathOrFd } from '../common/args';
+import type { BlindReadsLook, BlindReadsStats } from '../engine/native';
+import type { RawFailure, RawResult } from '../common/raw';
 
 /** The way a read goes: a rung of 'auto', or the engine a forced strategy names. */
 export type ReadPath = 'fast-path' | 'uring' | 'uring-chunked' | 'threadpool' | 'sync' | 'mmap' | 'js';

@@ -1,12 +1,12 @@
 // readInto and readIntoSync: positional reads into the caller's memory, with fs.read's and
 // fs.readSync's arguments, validation and errors, from a path or an fd.
-import { engine } from './engine/engine';
-import { failureToError, invalidArgValue } from './common/errors';
+import { engine } from '../engine/engine';
+import { failureToError, invalidArgValue } from '../common/errors';
 import {
   getValidatedPath, handleToFd, isURL, validateBuffer, validateFd, validateInteger, validateOffsetLengthRead,
   validateOptionsObject, validatePosition, type PathOrHandle,
-} from './common/args';
-import type { RawFailure } from './common/raw';
+} from '../common/args';
+import type { RawFailure } from '../common/raw';
 
 /** Where readInto and readIntoSync put the bytes, and where they read them from. */
 export interface ReadIntoOptions {

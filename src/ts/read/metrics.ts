@@ -1,7 +1,7 @@
 // What smartread has read, per strategy: counts, bytes, errors, fast-path hits and misses, and
 // (while someone looks) a latency histogram; also published on a diagnostics channel.
 import * as diagnosticsChannel from 'node:diagnostics_channel';
-import { native } from './engine/engine';
+import { native } from '../engine/engine';
 
 /** What served a read: the cache-hit fast path, an engine, or the pure-JS fallback. */
 export type ServedBy = 'fast-path' | 'uring' | 'threadpool' | 'sync' | 'mmap' | 'js';

@@ -6,8 +6,8 @@ import { smartReadSync } from './read_sync';
 import * as fs from 'node:fs';
 import { promisify } from 'node:util';
 import { kMaxLength } from 'node:buffer';
-import { invalidArgType, outOfRange } from './common/errors';
-import type { PathLike, PathOrFd, ReadFileOptions } from './common/args';
+import { invalidArgType, outOfRange } from '../common/errors';
+import type { PathLike, PathOrFd, ReadFileOptions } from '../common/args';
 
 /**
  * smartRead, smartReadSync and readMany confined beneath one root directory, opened once for

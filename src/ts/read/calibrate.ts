@@ -2,14 +2,14 @@
 // copies a cached file (which, with its time budget, sets the largest file it takes) and which
 // io_uring chunking reads a cold file fastest, and makes a profile of it (see tuning.ts).
 import * as fs from 'node:fs';
-import { originalReadFileSync } from './common/fs_originals';
+import { originalReadFileSync } from '../common/fs_originals';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { native, setTuning, tuning } from './engine/engine';
+import { native, setTuning, tuning } from '../engine/engine';
 import { smartRead } from './read_async';
 import { evictFromPageCache, pageCacheResidency } from './page_cache';
 import { uringAvailability } from './strategies';
-import type { Profile, Tuning } from './engine/tuning';
+import type { Profile, Tuning } from '../engine/tuning';
 import { explain } from './explain';
 
 export interface CalibrateOptions {

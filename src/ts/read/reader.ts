@@ -2,16 +2,16 @@
 // of the thread's ring, reads batched per tick) or on libuv's thread pool.
 import { constants as bufferConstants } from 'node:buffer';
 import * as fs from 'node:fs';
-import { fastPathTurnMs, native } from './engine/engine';
-import { jsEngine } from './engine/js_engine';
-import { failureToError, invalidArgValue, readerClosed, strategyUnavailable } from './common/errors';
+import { fastPathTurnMs, native } from '../engine/engine';
+import { jsEngine } from '../engine/js_engine';
+import { failureToError, invalidArgValue, readerClosed, strategyUnavailable } from '../common/errors';
 import {
   getValidatedPath, validateBoolean, validateBuffer, validateInteger, validateOffsetLengthRead,
   validateOptionsObject, type PathLike,
-} from './common/args';
+} from '../common/args';
 import { queueUringSubmit, uringAvailability } from './strategies';
-import type { NativeBinding } from './engine/native';
-import type { RawFailure } from './common/raw';
+import type { NativeBinding } from '../engine/native';
+import type { RawFailure } from '../common/raw';
 import { turnSpent, waitForNextTurn } from './turn_clock';
 
 /** What serves an {@link openReader} handle's reads: 'auto' chooses, the others force one. */

@@ -2,11 +2,11 @@
 import {
   cachedRead, cachedReadElsewhere, cachedReadMany, engine, loadReport, native,
   type CachedRead, type CachedReadElsewhere, type CachedReadMany,
-} from './engine/engine';
-import { jsReadAsync } from './engine/js_engine';
+} from '../engine/engine';
+import { jsReadAsync } from '../engine/js_engine';
 import { mapForRead } from './map_file';
-import type { AsyncRead, Confine, NativeBinding } from './engine/native';
-import type { RawResult } from './common/raw';
+import type { AsyncRead, Confine, NativeBinding } from '../engine/native';
+import type { RawResult } from '../common/raw';
 
 /**
  * The engine a read uses: 'auto' (the fast path, then io_uring, then the thread pool), or one

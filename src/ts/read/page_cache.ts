@@ -1,9 +1,9 @@
 // Page-cache control: what benchmarks and tests need to read files cold, and to check that
 // they were.
-import { native } from './engine/engine';
-import { failureToError, strategyUnavailable } from './common/errors';
-import { getValidatedPath, type PathLike } from './common/args';
-import type { RawFailure } from './common/raw';
+import { native } from '../engine/engine';
+import { failureToError, strategyUnavailable } from '../common/errors';
+import { getValidatedPath, type PathLike } from '../common/args';
+import type { RawFailure } from '../common/raw';
 
 function requireNative(caller: Function) {
   if (!native) throw strategyUnavailable('page cache control', 'it needs the native addon', caller);

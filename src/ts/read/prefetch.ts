@@ -1,9 +1,9 @@
 // prefetch(): readahead for files about to be read, so that a later smartRead finds them cached.
 import * as fs from 'node:fs';
-import { native } from './engine/engine';
-import { failureToError } from './common/errors';
-import { getValidatedPath, pathList, type PathLike, type PathList } from './common/args';
-import { posixOpenFlag } from './common/platform';
+import { native } from '../engine/engine';
+import { failureToError } from '../common/errors';
+import { getValidatedPath, pathList, type PathLike, type PathList } from '../common/args';
+import { posixOpenFlag } from '../common/platform';
 
 /** What {@link prefetch} started, and what it could not. */
 export interface PrefetchResult {

@@ -1,13 +1,13 @@
 // smartRead and readMany: fs.promises.readFile's contract on the engine the strategy names.
 import { engineFor, strategyNames, type AsyncEngine, type Strategy } from './strategies';
-import { abortError, failureToError, invalidArgValue, outOfRange, strategyUnavailable } from './common/errors';
+import { abortError, failureToError, invalidArgValue, outOfRange, strategyUnavailable } from '../common/errors';
 import {
   getOptions, getValidatedPath, handleToFd, isFd, pathList, stringToFlags, type PathList, type PathOrHandle, type ReadFileOptions,
-} from './common/args';
+} from '../common/args';
 import { constants, statSync } from 'node:fs';
-import { originalReadFile } from './common/fs_originals';
-import { isRawFailure, type RawFailure, type RawResult } from './common/raw';
-import { fastPathTurnMs, kCachedRunMax, kElsewhereRunMax, kRunMiss, kRunWarming, loadReport, tuning } from './engine/engine';
+import { originalReadFile } from '../common/fs_originals';
+import { isRawFailure, type RawFailure, type RawResult } from '../common/raw';
+import { fastPathTurnMs, kCachedRunMax, kElsewhereRunMax, kRunMiss, kRunWarming, loadReport, tuning } from '../engine/engine';
 import { countFastPath, recordRead, timing, type ServedBy } from './metrics';
 import { Root, type ConfineOptions } from './confine';
 import { turnSpent, waitForNextTurn } from './turn_clock';

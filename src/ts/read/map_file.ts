@@ -2,10 +2,10 @@
 // strategy of smartRead.
 import { constants as bufferConstants } from 'node:buffer';
 import { constants as fsConstants } from 'node:fs';
-import { engine, native } from './engine/engine';
-import { errnoOf, failureToError, invalidArgValue, windowOutOfRange } from './common/errors';
-import { getValidatedPath, validateBoolean, validateInteger, validateOptionsObject, type PathLike } from './common/args';
-import type { RawFailure, RawMapping, RawResult } from './common/raw';
+import { engine, native } from '../engine/engine';
+import { errnoOf, failureToError, invalidArgValue, windowOutOfRange } from '../common/errors';
+import { getValidatedPath, validateBoolean, validateInteger, validateOptionsObject, type PathLike } from '../common/args';
+import type { RawFailure, RawMapping, RawResult } from '../common/raw';
 
 /** madvise advice for the mapping: how it will be read. */
 export type MapAdvice = 'normal' | 'sequential' | 'random' | 'willneed' | 'hugepage';

@@ -2,11 +2,11 @@
 // and RESOLVE_NO_MAGICLINKS, and RESOLVE_NO_SYMLINKS on request), for services that read files
 // their users name.
 import * as fs from 'node:fs';
-import { native } from './engine/engine';
-import { failureToError, invalidArgType, withCode } from './common/errors';
-import { getValidatedPath, type PathLike } from './common/args';
-import type { Confine } from './engine/native';
-import type { RawFailure } from './common/raw';
+import { native } from '../engine/engine';
+import { failureToError, invalidArgType, withCode } from '../common/errors';
+import { getValidatedPath, type PathLike } from '../common/args';
+import type { Confine } from '../engine/native';
+import type { RawFailure } from '../common/raw';
 
 // linux/openat2.h
 const RESOLVE_NO_MAGICLINKS = 0x02;
