@@ -127,8 +127,8 @@ for (const platform of ['darwin', 'win32']) {
 // child acting for `platform`.
 async function writePathsAs(platform, paths) {
   const source = `
-    const { temporaryName } = require('./dist/js_write_engine.js');
-    const { parentOf } = require('./dist/write_args.js');
+    const { temporaryName } = require('./dist/write/js_write_engine.js');
+    const { parentOf } = require('./dist/write/write_args.js');
     const paths = JSON.parse(process.argv[1]);
     console.log(JSON.stringify(paths.map((p) => [temporaryName(p).toString(), parentOf(p)])));
   `;

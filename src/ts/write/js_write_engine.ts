@@ -2,9 +2,9 @@
 // cannot be loaded (or SMARTREAD_FORCE_JS=1). Same results, same temporary files, slower.
 import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { errnoOf } from './common/errors';
-import { platform, posixOpenFlag } from './common/platform';
-import type { RawFailure } from './common/raw';
+import { errnoOf } from '../common/errors';
+import { platform, posixOpenFlag } from '../common/platform';
+import type { RawFailure } from '../common/raw';
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_RDONLY } = fs.constants;
 // Windows has neither: a temporary name is random there too, and its directories are not synced.

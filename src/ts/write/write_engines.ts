@@ -1,11 +1,11 @@
 // The engines writes can use, chosen by one ladder: io_uring, then libuv's thread pool, then
 // node:fs where the addon is missing; and the calling thread for the synchronous calls.
-import { native } from './engine/engine';
-import { queueUringSubmit, uringAvailability } from './read/strategies';
-import { errnoOf, strategyUnavailable } from './common/errors';
+import { native } from '../engine/engine';
+import { queueUringSubmit, uringAvailability } from '../read/strategies';
+import { errnoOf, strategyUnavailable } from '../common/errors';
 import { jsMkdirAll, jsMkdirAllSync, jsWriteFile, jsWriteFileSync } from './js_write_engine';
-import type { Confine, NativeBinding } from './engine/native';
-import type { RawFailure } from './common/raw';
+import type { Confine, NativeBinding } from '../engine/native';
+import type { RawFailure } from '../common/raw';
 
 /** The engine a write runs on: 'auto' (the default) chooses; the others force one. */
 export type WriteStrategy = 'auto' | 'sync' | 'uring' | 'threadpool';

@@ -1,11 +1,11 @@
 // writeMany, and what smartWriteFile shares with it: parent directories made once per batch,
 // the files written on the engine, cancellation by a signal, errors shaped as node:fs's.
-import { abortError, errnoOf, failureToError, invalidArgType, invalidArgValue } from './common/errors';
-import { getValidatedPath, isFd, pathList, type PathLike, type PathList } from './common/args';
+import { abortError, errnoOf, failureToError, invalidArgType, invalidArgValue } from '../common/errors';
+import { getValidatedPath, isFd, pathList, type PathLike, type PathList } from '../common/args';
 import { dataBytes, flagsAndMode, isCurrentDir, parentOf, parseFileMode, writeCommon, writeOptions, type WriteCommon, type WriteData, type WriteFileOptions } from './write_args';
 import { ECANCELED, forgetDirs, knownDirs, levelOf, type MkdirFailure, type WriteFailures } from './write_engines';
-import type { RawFailure } from './common/raw';
-import type { Root } from './read/confine';
+import type { RawFailure } from '../common/raw';
+import type { Root } from '../read/confine';
 
 /** One file for writeMany: where, what, and (optionally) its mode. */
 export interface WriteEntry {

@@ -1,11 +1,11 @@
 // Arguments of the writing functions, with node:fs's rules, order and errors: the data, the
 // mode, the flag, and the options smartread adds (atomic, mkdirs, strategy).
 import * as fs from 'node:fs';
-import { platformPath } from './common/platform';
-import { getOptions, getValidatedPath, isFd, stringToFlags, validateBoolean, type PathLike } from './common/args';
-import { invalidArgType, invalidArgValue, outOfRange } from './common/errors';
-import { rootOf } from './read/read_async';
-import type { Root, ConfineOptions } from './read/confine';
+import { platformPath } from '../common/platform';
+import { getOptions, getValidatedPath, isFd, stringToFlags, validateBoolean, type PathLike } from '../common/args';
+import { invalidArgType, invalidArgValue, outOfRange } from '../common/errors';
+import { rootOf } from '../read/read_async';
+import type { Root, ConfineOptions } from '../read/confine';
 import { writeEngineFor, writeStrategyNames, type WriteEngine, type WriteStrategy } from './write_engines';
 
 const { O_APPEND, O_CREAT, O_EXCL, O_TRUNC, O_WRONLY, O_RDWR } = fs.constants;

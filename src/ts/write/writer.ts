@@ -1,13 +1,13 @@
 // createWriter({ root }): smartWriteFile, smartWriteFileSync, writeMany, mkdirAll, mkdirAllSync and
 // mkdirMany confined beneath one directory, opened once for all of them: the writing sibling of
 // createReader, for services that write files their users name.
-import { Root } from './read/confine';
-import { kReaderRoot } from './read/read_async';
-import { invalidArgType } from './common/errors';
+import { Root } from '../read/confine';
+import { kReaderRoot } from '../read/read_async';
+import { invalidArgType } from '../common/errors';
 import { smartWriteFile, smartWriteFileSync } from './write';
 import { writeMany, type SettledWrite, type WriteEntry, type WriteManyOptions } from './write_many';
 import { mkdirAll, mkdirAllSync, mkdirMany, type MkdirAllOptions, type MkdirManyOptions, type SettledMkdir } from './mkdir_all';
-import type { PathLike, PathOrFd } from './common/args';
+import type { PathLike, PathOrFd } from '../common/args';
 import type { WriteData, WriteFileOptions } from './write_args';
 
 /** Options of a confined writer's calls: the writer's root is theirs, so they take none. */

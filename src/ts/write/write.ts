@@ -2,12 +2,12 @@
 // engine the strategy names, with atomic replacement and parent directories on request.
 import * as fs from 'node:fs';
 import { devNull } from 'node:os';
-import { abortError, errnoOf, failureToError, invalidArgValue, outOfRange } from './common/errors';
+import { abortError, errnoOf, failureToError, invalidArgValue, outOfRange } from '../common/errors';
 import { dataBytes, flagsAndMode, isCurrentDir, parentOf, writeCommon, writeOptions, writeTarget, type WriteData, type WriteFileOptions } from './write_args';
 import { runWrites } from './write_many';
 import { forgetDirs, knownDirs, syncWrites } from './write_engines';
-import type { PathOrFd } from './common/args';
-import type { RawFailure } from './common/raw';
+import type { PathOrFd } from '../common/args';
+import type { RawFailure } from '../common/raw';
 
 // Node 26's fs.promises.writeFile writes data of up to one chunk (512 KiB), without flush, in
 // one round trip, and that path names an invalid numeric flag 'options.flag' where open() says

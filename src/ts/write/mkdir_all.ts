@@ -1,12 +1,12 @@
 // mkdirAll, mkdirAllSync and mkdirMany: fs.mkdir(path, { recursive: true })'s results and errors,
 // starting below the directories the environment knows, and many paths in one submission.
 import * as fs from 'node:fs';
-import { abortError, failureToError, invalidArgType, invalidArgValue } from './common/errors';
-import { getValidatedPath, pathList, type PathLike, type PathList } from './common/args';
+import { abortError, failureToError, invalidArgType, invalidArgValue } from '../common/errors';
+import { getValidatedPath, pathList, type PathLike, type PathList } from '../common/args';
 import { parseFileMode } from './write_args';
-import { rootOf } from './read/read_async';
+import { rootOf } from '../read/read_async';
 import { levelOf, syncWrites, writeEngineFor, writeStrategyNames, type MkdirFailure, type MkdirResults, type WriteStrategy } from './write_engines';
-import type { ConfineOptions, Root } from './read/confine';
+import type { ConfineOptions, Root } from '../read/confine';
 
 export interface MkdirAllOptions extends ConfineOptions {
   /** The mode of the directories made (default 0o777, before the umask). */
