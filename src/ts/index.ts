@@ -11,7 +11,7 @@
 import { loadReport } from './engine/engine';
 import { uringAvailability } from './read/strategies';
 import type { LoadReport } from './engine/loader';
-import { dropInStatus, type DropInStatus } from './drop_in';
+import { dropInStatus, type DropInStatus } from './drop_in/drop_in';
 
 export { smartReadSync } from './read/read_sync';
 export { smartRead, readMany } from './read/read_async';
@@ -46,8 +46,8 @@ export type { Strategy } from './read/strategies';
 export type { PathLike, PathList, PathOrFd, PathOrHandle, ReadFileOptions } from './common/args';
 export type { FsError } from './common/errors';
 export type { HugePageAdvice } from './engine/huge_pages';
-export { register, unregister } from './drop_in';
-export type { DropInStatus } from './drop_in';
+export { register, unregister } from './drop_in/drop_in';
+export type { DropInStatus } from './drop_in/drop_in';
 
 /** What {@link engineInfo} returns: the engine in use, where it came from, and what works here. */
 export interface EngineInfo extends LoadReport {

@@ -5,11 +5,11 @@ import * as fs from 'node:fs';
 import { constants as bufferConstants } from 'node:buffer';
 import { syncBuiltinESMExports } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { smartRead } from './read/read_async';
-import { smartReadSync } from './read/read_sync';
-import { loadReport } from './engine/engine';
-import { originalPromisesReadFile, originalReadFile, originalReadFileSync } from './common/fs_originals';
-import { isFileHandle } from './common/args';
+import { smartRead } from '../read/read_async';
+import { smartReadSync } from '../read/read_sync';
+import { loadReport } from '../engine/engine';
+import { originalPromisesReadFile, originalReadFile, originalReadFileSync } from '../common/fs_originals';
+import { isFileHandle } from '../common/args';
 import type { FileHandle } from 'node:fs/promises';
 
 /** node:fs's functions that a drop-in serves, and passes on to. */
