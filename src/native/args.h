@@ -4,6 +4,8 @@
 
 #include <napi.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "errors.h"
@@ -48,5 +50,8 @@ Napi::Value BadArgument(napi_env env, const char* what);
 // cannot fail while a worker ends; Napi::Value::ToBoolean() can, and then hands back an empty
 // Napi::Boolean whose use is fatal (see NumberProperty).
 bool ArgIsTrue(const Napi::CallbackInfo& info, size_t index);
+
+// The bytes of a Buffer, TypedArray or DataView from its first byte; false if it is none.
+bool ViewBytes(napi_env env, napi_value view, uint8_t** data, size_t* byte_length);
 
 }  // namespace smartread

@@ -12,7 +12,6 @@
 
 #include "args.h"
 #include "errors.h"
-#include "read_into.h"
 #include "write_file.h"
 
 namespace smartread {

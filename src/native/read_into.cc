@@ -93,26 +93,6 @@ class ReadIntoJob final : public PoolJob {
 
 }  // namespace
 
-bool ViewBytes(napi_env env, napi_value view, uint8_t** data, size_t* byte_length) {
-  bool is = false;
-  void* bytes = nullptr;
-  if (napi_is_typedarray(env, view, &is) == napi_ok && is) {
-    napi_typedarray_type type;
-    size_t length;
-    if (napi_get_typedarray_info(env, view, &type, &length, &bytes, nullptr, nullptr) != napi_ok) return false;
-    static constexpr size_t kElementSize[] = {1, 1, 1, 2, 2, 4, 4, 4, 8, 8, 8};
-    *data = static_cast<uint8_t*>(bytes);
-    *byte_length = length * kElementSize[type];
-    return true;
-  }
-  if (napi_is_dataview(env, view, &is) == napi_ok && is) {
-    if (napi_get_dataview_info(env, view, byte_length, &bytes, nullptr, nullptr) != napi_ok) return false;
-    *data = static_cast<uint8_t*>(bytes);
-    return true;
-  }
-  return false;
-}
-
 Napi::Value ReadIntoSync(const Napi::CallbackInfo& info) {
   Request req;
   if (!RequestFromJs(info, &req)) return info.Env().Undefined();

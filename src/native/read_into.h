@@ -4,13 +4,7 @@
 
 #include <napi.h>
 
-#include <cstddef>
-#include <cstdint>
-
 namespace smartread {
-
-// The bytes of a Buffer, TypedArray or DataView from its first byte; false if it is none.
-bool ViewBytes(napi_env env, napi_value view, uint8_t** data, size_t* byte_length);
 
 // readIntoSync(target: string | Buffer | fd, view: ArrayBufferView, offset: number,
 //              length: number, position: number)

@@ -11,7 +11,6 @@
 #include "errors.h"
 #include "mkdir_all.h"
 #include "pool_job.h"
-#include "read_into.h"
 #include "write_file.h"
 
 namespace smartread {

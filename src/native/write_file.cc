@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include "read_into.h"
 
 namespace smartread {
 

@@ -19,7 +19,6 @@
 #include <cstring>
 
 #include "../args.h"
-#include "../read_into.h"
 #include "positional_read.h"
 #include "read_file.h"
 #include "../file_io.h"
