@@ -161,7 +161,7 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     const bool pool = small.data != nullptr && known_size <= small.capacity;
     if (pool) {
       dest.data = small.data;
-    } else if (!NewDestBuffer(env, instance, static_cast<size_t>(known_size), &dest)) {
+    } else if (!NewDestBuffer(env, instance.blocks.get(), static_cast<size_t>(known_size), &dest)) {
       close(fd);
       return Outcome::kJsException;
     }
@@ -207,7 +207,7 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
   if (pool) {
     dest.data = small.data;
     dest.length = size;
-  } else if ((dest.value == nullptr || dest.length != size) && !NewDestBuffer(env, instance, size, &dest)) {
+  } else if ((dest.value == nullptr || dest.length != size) && !NewDestBuffer(env, instance.blocks.get(), size, &dest)) {
     close(fd);
     return Outcome::kJsException;
   }

@@ -5,7 +5,6 @@
 #include <sys/mman.h>
 
 #include "block_pool.h"
-#include "instance.h"
 
 #include <atomic>
 #include <cerrno>
@@ -96,8 +95,7 @@ void FaultIn(uint8_t* data, size_t length) {
   }
 }
 
-bool NewDestBuffer(napi_env env, Instance& instance, size_t length, DestBuffer* out) {
-  BlockPool* blocks = instance.blocks.get();
+bool NewDestBuffer(napi_env env, BlockPool* blocks, size_t length, DestBuffer* out) {
   if (blocks != nullptr && blocks->Wants(length)) {
     Block block;
     const bool lent = blocks->LendNew(env, length, &block, &out->value);

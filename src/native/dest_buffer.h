@@ -9,7 +9,7 @@
 
 namespace smartread {
 
-struct Instance;
+class BlockPool;
 
 struct DestBuffer {
   napi_value value = nullptr;  // the JS Buffer
@@ -19,14 +19,14 @@ struct DestBuffer {
   bool in_place = false;
 };
 
-// An uninitialised Buffer of `length` bytes. From the environment's block pool when the size
-// calls for it (block_pool.h: a recycled block's pages are in place, so filling it costs no
-// page faults), else from Node's allocator, so that V8 accounts for it and frees it when it is
-// collected. A large one from Node's allocator is advised MADV_HUGEPAGE before it is touched,
-// so that the kernel faults it in 2 MiB at a time instead of 4 KiB (BASELINES.md: a fresh
-// 128 MiB destination fills at ~1.7 GB/s with small pages).
+// An uninitialised Buffer of `length` bytes. From the environment's block pool, `blocks` (null
+// where it has none), when the size calls for it (block_pool.h: a recycled block's pages are in
+// place, so filling it costs no page faults), else from Node's allocator, so that V8 accounts
+// for it and frees it when it is collected. A large one from Node's allocator is advised
+// MADV_HUGEPAGE before it is touched, so that the kernel faults it in 2 MiB at a time instead of
+// 4 KiB (BASELINES.md: a fresh 128 MiB destination fills at ~1.7 GB/s with small pages).
 // Returns false with a pending JS exception when memory cannot be had.
-bool NewDestBuffer(napi_env env, Instance& instance, size_t length, DestBuffer* out);
+bool NewDestBuffer(napi_env env, BlockPool* blocks, size_t length, DestBuffer* out);
 
 // Whether AdviseHugePagesIfLarge advises at all (setup() passes what
 // src/ts/engine/huge_pages.ts found: not where free page reporting makes huge pages expensive to

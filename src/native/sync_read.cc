@@ -25,7 +25,7 @@ namespace {
 Failure ReadKnownSize(napi_env env, Instance& instance, int fd, size_t size, bool own_fd,
                       napi_value* out) {
   DestBuffer dest;
-  if (!NewDestBuffer(env, instance, size, &dest)) return Failure::JsException();
+  if (!NewDestBuffer(env, instance.blocks.get(), size, &dest)) return Failure::JsException();
   ssize_t n = FillFromFile(fd, dest.data, size, own_fd);
   if (n < 0) return Failure::Errno(static_cast<int>(-n), Syscall::kRead);
   if (static_cast<size_t>(n) == size) {
@@ -71,7 +71,7 @@ bool ReadResultAsBefore(napi_env env, Instance& instance, int fd, uint64_t size,
                       static_cast<uint64_t>(pool.offset) + size <= instance.pool_length;
   if (pooled) {
     dest.data = instance.pool_data + pool.offset;
-  } else if (!NewDestBuffer(env, instance, static_cast<size_t>(size), &dest)) {
+  } else if (!NewDestBuffer(env, instance.blocks.get(), static_cast<size_t>(size), &dest)) {
     napi_value ignored;
     napi_get_and_clear_last_exception(env, &ignored);
     return false;
