@@ -5,12 +5,12 @@
 
 #include <iterator>
 
-#include "args.h"
 #include "beneath.h"
-#include "block_pool.h"
 #include "cached_read.h"
 #include "cached_run.h"
-#include "dest_buffer.h"
+#include "common/args.h"
+#include "common/block_pool.h"
+#include "common/dest_buffer.h"
 #include "instance.h"
 #include "known_dirs.h"
 #include "mkdir_all.h"

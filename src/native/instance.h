@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "blind_reads.h"
-#include "block_pool.h"
+#include "common/block_pool.h"
 #include "fast_path_hints.h"
 
 namespace smartread {

@@ -4,8 +4,8 @@
 
 #include <napi.h>
 
-#include "args.h"
-#include "errors.h"
+#include "common/args.h"
+#include "common/errors.h"
 #include "instance.h"
 
 namespace smartread {

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "args.h"
-#include "errors.h"
+#include "common/args.h"
+#include "common/errors.h"
+#include "common/pool_job.h"
 #include "mkdir_all.h"
-#include "pool_job.h"
 #include "write_file.h"
 
 namespace smartread {

@@ -18,8 +18,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "../args.h"
-#include "../errors.h"
+#include "../common/args.h"
+#include "../common/errors.h"
 #include "../mkdir_all.h"
 #include "../write_file.h"
 

@@ -13,8 +13,8 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "../dest_buffer.h"
-#include "../file_io.h"
+#include "../common/dest_buffer.h"
+#include "../common/file_io.h"
 
 namespace smartread {
 namespace uring {

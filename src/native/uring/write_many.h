@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "../args.h"
-#include "../errors.h"
+#include "../common/args.h"
+#include "../common/errors.h"
 #include "../write_file.h"
 #include "ring.h"
 
