@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The state one Node environment (the main thread or a worker) keeps in the addon.
+// The state one Node environment (the main thread or a worker) keeps for its reads (addon.cc
+// holds it, beside the environment's ring and the directories its writes know).
 #pragma once
 
 #include <node_api.h>
@@ -11,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "../common/block_pool.h"
 #include "blind_reads.h"
-#include "common/block_pool.h"
 #include "fast_path_hints.h"
 
 namespace smartread {

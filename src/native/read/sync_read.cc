@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "common/dest_buffer.h"
-#include "common/file_io.h"
+#include "../common/dest_buffer.h"
+#include "../common/file_io.h"
 
 namespace smartread {
 

@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <vector>
 
-#include "common/errors.h"
+#include "../common/errors.h"
 #include "sync_read.h"
 
 namespace smartread {

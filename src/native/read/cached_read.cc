@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "../common/args.h"
+#include "../common/dest_buffer.h"
+#include "../common/errors.h"
+#include "../common/file_io.h"
 #include "blind_reads.h"
-#include "common/args.h"
-#include "common/dest_buffer.h"
-#include "common/errors.h"
-#include "common/file_io.h"
 
 namespace smartread {
 

@@ -8,9 +8,9 @@
 
 #include <cerrno>
 
-#include "common/args.h"
-#include "common/errors.h"
-#include "common/file_io.h"
+#include "../common/args.h"
+#include "../common/errors.h"
+#include "../common/file_io.h"
 
 namespace smartread {
 

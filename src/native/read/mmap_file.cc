@@ -11,9 +11,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "common/args.h"
-#include "common/dest_buffer.h"
-#include "common/errors.h"
+#include "../common/args.h"
+#include "../common/dest_buffer.h"
+#include "../common/errors.h"
 
 namespace smartread {
 

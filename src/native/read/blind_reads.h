@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/file_io.h"
+#include "../common/file_io.h"
 
 namespace smartread {
 

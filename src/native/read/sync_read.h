@@ -4,8 +4,8 @@
 
 #include <napi.h>
 
-#include "common/args.h"
-#include "common/errors.h"
+#include "../common/args.h"
+#include "../common/errors.h"
 #include "instance.h"
 
 namespace smartread {

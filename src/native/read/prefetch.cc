@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "common/args.h"
-#include "common/errors.h"
-#include "common/pool_job.h"
+#include "../common/args.h"
+#include "../common/errors.h"
+#include "../common/pool_job.h"
 
 namespace smartread {
 

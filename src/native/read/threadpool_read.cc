@@ -14,12 +14,12 @@
 #include <memory>
 #include <string>
 
-#include "common/args.h"
-#include "common/block_pool.h"
-#include "common/dest_buffer.h"
-#include "common/errors.h"
-#include "common/file_io.h"
-#include "common/pool_job.h"
+#include "../common/args.h"
+#include "../common/block_pool.h"
+#include "../common/dest_buffer.h"
+#include "../common/errors.h"
+#include "../common/file_io.h"
+#include "../common/pool_job.h"
 
 namespace smartread {
 

@@ -18,12 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "../common/args.h"
+#include "../common/block_pool.h"
+#include "../common/file_io.h"
+#include "../common/pool_job.h"
 #include "blind_reads.h"
 #include "cached_read.h"
-#include "common/args.h"
-#include "common/block_pool.h"
-#include "common/file_io.h"
-#include "common/pool_job.h"
 
 namespace smartread {
 

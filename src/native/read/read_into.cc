@@ -9,10 +9,10 @@
 #include <cerrno>
 #include <memory>
 
-#include "common/args.h"
-#include "common/errors.h"
-#include "common/file_io.h"
-#include "common/pool_job.h"
+#include "../common/args.h"
+#include "../common/errors.h"
+#include "../common/file_io.h"
+#include "../common/pool_job.h"
 
 namespace smartread {
 
