@@ -8,8 +8,6 @@
 #include "common/args.h"
 #include "common/block_pool.h"
 #include "common/dest_buffer.h"
-#include "known_dirs.h"
-#include "mkdir_all.h"
 #include "read/beneath.h"
 #include "read/cached_read.h"
 #include "read/cached_run.h"
@@ -20,12 +18,14 @@
 #include "read/read_into.h"
 #include "read/sync_read.h"
 #include "read/threadpool_read.h"
-#include "threadpool_write.h"
 #include "uring/cached_batch.h"
 #include "uring/mkdir_many.h"
 #include "uring/ring.h"
 #include "uring/write_many.h"
-#include "write_file.h"
+#include "write/known_dirs.h"
+#include "write/mkdir_all.h"
+#include "write/threadpool_write.h"
+#include "write/write_file.h"
 
 #include <memory>
 #include <string>

@@ -20,8 +20,8 @@
 
 #include "../common/args.h"
 #include "../common/errors.h"
-#include "../mkdir_all.h"
-#include "../write_file.h"
+#include "../write/mkdir_all.h"
+#include "../write/write_file.h"
 
 namespace smartread {
 namespace uring {

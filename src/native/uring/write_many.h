@@ -15,7 +15,7 @@
 
 #include "../common/args.h"
 #include "../common/errors.h"
-#include "../write_file.h"
+#include "../write/write_file.h"
 #include "ring.h"
 
 namespace smartread {

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "common/args.h"
-#include "common/errors.h"
-#include "common/pool_job.h"
+#include "../common/args.h"
+#include "../common/errors.h"
+#include "../common/pool_job.h"
 #include "mkdir_all.h"
 #include "write_file.h"
 

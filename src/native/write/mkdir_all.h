@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "common/file_io.h"
+#include "../common/file_io.h"
 #include "known_dirs.h"
 
 namespace smartread {

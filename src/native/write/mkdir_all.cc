@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/args.h"
-#include "common/errors.h"
+#include "../common/args.h"
+#include "../common/errors.h"
 #include "write_file.h"
 
 namespace smartread {

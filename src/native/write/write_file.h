@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <string>
 
-#include "common/args.h"
-#include "common/errors.h"
-#include "common/file_io.h"
+#include "../common/args.h"
+#include "../common/errors.h"
+#include "../common/file_io.h"
 
 namespace smartread {
 
