@@ -1,13 +1,16 @@
-// The source tree's layers: a TypeScript file imports only files of its own folder or of a folder
-// below it, and no file comes back to itself through its imports. Each check lists all its
-// failures at once, with file and line.
+// The source tree's layers: a TypeScript file imports, and a C++ file includes, only files of its
+// own folder or of a folder below it, and no file comes back to itself through them (so no
+// folder does either). Each check lists all its failures at once, with file and line.
 //
-// The folders, bottom first, are `tsLayers` below (docs/how-it-works.md draws the same tree);
-// folders of one layer stand side by side and import nothing of each other; `.` is the top of
-// the tree, the entry points. Every import counts, type-only ones too: a type still ties one
-// file's meaning to another's, and the circle this check replaced (engine.ts → native.ts →
-// tuning.ts → engine.ts) ran through a type. Imports are read by TypeScript's own scanner
-// (ts.preProcessFile: import, export … from, import x = require(), import()), not by a pattern.
+// The folders, bottom first, are `tsLayers` and `nativeLayers` below (docs/how-it-works.md draws
+// the same trees); folders of one layer stand side by side and take nothing of each other; `.` is
+// the top of the tree, the entry points (src/ts) and addon.cc (src/native). Every import counts,
+// type-only ones too: a type still ties one file's meaning to another's, and the circle this
+// check replaced (engine.ts → native.ts → tuning.ts → engine.ts) ran through a type. Imports are
+// read by TypeScript's own scanner (ts.preProcessFile: import, export … from, import x =
+// require(), import()), not by a pattern; includes are the `#include "…"` lines, each resolved
+// from the including file's folder, as the compiler resolves them (binding.gyp adds no
+// include path of ours), conditional ones too.
 'use strict';
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -23,6 +26,10 @@ const repo = path.resolve(__dirname, '..');
 // engine, the tuning); the readers; the writers (which use the readers' confined roots and ring);
 // the static-file handler and the drop-in (both built on the readers); the entry points.
 const tsLayers = [['common'], ['engine'], ['read'], ['write'], ['serve', 'drop_in'], ['.']];
+// src/native, the same split: what every engine shares (arguments, errors, read loops, destination
+// Buffers, the block pool, the pool job); the read engines and the write engines, side by side;
+// io_uring, whose chains do both; addon.cc.
+const nativeLayers = [['common'], ['read', 'write'], ['uring'], ['.']];
 
 // The folder of a file given relative to the tree's root: its first directory, or '.' at the top.
 function folderOf(file) {
@@ -55,8 +62,28 @@ function tsImports(root) {
   return { graph, failures };
 }
 
-/** What breaks the layers: an import from a folder beside or above, a folder in no layer, a layer's folder that is gone. */
-function layerFailures(root, graph, layers) {
+/** Every .cc and .h file under `root` with the files its quoted includes name: { file: [{ target, line }] }. */
+function nativeIncludes(root) {
+  const files = fs.readdirSync(root, { recursive: true })
+    .map((f) => f.split(path.sep).join('/')).filter((f) => /\.(cc|h)$/.test(f)).sort();
+  const graph = new Map();
+  const failures = [];
+  for (const file of files) {
+    const edges = [];
+    fs.readFileSync(path.join(root, file), 'utf8').split('\n').forEach((text, i) => {
+      const included = /^\s*#\s*include\s*"([^"]+)"/.exec(text)?.[1];
+      if (included === undefined) return;
+      const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), included));
+      if (files.includes(target)) edges.push({ target, line: i + 1 });
+      else failures.push(`${file}:${i + 1}: includes "${included}", no file of the tree`);
+    });
+    graph.set(file, edges);
+  }
+  return { graph, failures };
+}
+
+/** What breaks the layers: a file taken from a folder beside or above, a folder in no layer, a layer's folder that is gone. */
+function layerFailures(root, graph, layers, verb) {
   const rank = new Map(layers.flatMap((folders, i) => folders.map((f) => [f, i])));
   const failures = [];
   const folders = new Set([...graph.keys()].map(folderOf));
@@ -71,8 +98,8 @@ function layerFailures(root, graph, layers) {
     for (const { target, line } of edges) {
       const to = folderOf(target);
       if (to === from || !rank.has(from) || !rank.has(to)) continue;
-      if (rank.get(to) > rank.get(from)) failures.push(`${file}:${line}: imports ${target}, from a folder above (${to}/ over ${from}/)`);
-      else if (rank.get(to) === rank.get(from)) failures.push(`${file}:${line}: imports ${target}, from a folder beside (${to}/ and ${from}/ are one layer)`);
+      if (rank.get(to) > rank.get(from)) failures.push(`${file}:${line}: ${verb} ${target}, from a folder above (${to}/ over ${from}/)`);
+      else if (rank.get(to) === rank.get(from)) failures.push(`${file}:${line}: ${verb} ${target}, from a folder beside (${to}/ and ${from}/ are one layer)`);
     }
   }
   return failures;
@@ -146,7 +173,13 @@ function describeCircle(graph, component) {
 /** All that is wrong with the TypeScript tree at `root`. */
 function checkTs(root, layers) {
   const { graph, failures } = tsImports(root);
-  return [...failures, ...layerFailures(root, graph, layers), ...circles(graph)];
+  return [...failures, ...layerFailures(root, graph, layers, 'imports'), ...circles(graph)];
+}
+
+/** All that is wrong with the C++ tree at `root`. */
+function checkNative(root, layers) {
+  const { graph, failures } = nativeIncludes(root);
+  return [...failures, ...layerFailures(root, graph, layers, 'includes'), ...circles(graph)];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -155,6 +188,11 @@ function checkTs(root, layers) {
 test('src/ts: every import is of its own folder or one below, and none comes back round', () => {
   const failures = checkTs(path.join(repo, 'src', 'ts'), tsLayers);
   assert.deepEqual(failures, [], `the TypeScript tree breaks its layers:\n  ${failures.join('\n  ')}`);
+});
+
+test('src/native: every include is of its own folder or one below, and none comes back round', () => {
+  const failures = checkNative(path.join(repo, 'src', 'native'), nativeLayers);
+  assert.deepEqual(failures, [], `the C++ tree breaks its layers:\n  ${failures.join('\n  ')}`);
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -187,5 +225,27 @@ test('the TypeScript check finds circles, imports from above and beside, and str
     'twin/t.ts:4: imports ./missing, no .ts file of the tree',
     'twin/: a folder in no layer (add it to the layers, in order)',
     'low/c.ts:3: imports side/s.ts, from a folder above (side/ over low/)',
+  ]);
+});
+
+test('the C++ check finds circles between folders, includes from above and beside, with file and line', () => {
+  const root = makeTempDir(os.tmpdir(), 'smartread-layers-native-');
+  const write = (file, text) => {
+    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    fs.writeFileSync(path.join(root, file), text);
+  };
+  write('addon.cc', '#include <napi.h>\n#include "read/r.h"\n#include "write/w.h"\n');
+  write('common/c.h', '#pragma once\n// #include "../addon.cc" is not an include\n#include "c.h"\n');
+  write('common/c.cc', '#include "c.h"\n#include "../top.h"\n');
+  write('top.h', '#pragma once\n');
+  write('read/r.h', '#pragma once\n#include "../common/c.h"\n#ifdef HAVE_LIBURING\n#include "../write/w.h"\n#endif\n');
+  write('write/w.h', '#pragma once\n  #  include "../read/r.h"\n#include "nowhere.h"\n');
+  assert.deepEqual(checkNative(root, [['common'], ['read', 'write'], ['.']]), [
+    'write/w.h:3: includes "nowhere.h", no file of the tree',
+    'common/c.cc:2: includes top.h, from a folder above (./ over common/)',
+    'read/r.h:4: includes write/w.h, from a folder beside (write/ and read/ are one layer)',
+    'write/w.h:2: includes read/r.h, from a folder beside (read/ and write/ are one layer)',
+    'a circle: common/c.h:3 → common/c.h',
+    'a circle: read/r.h:4 → write/w.h:2 → read/r.h',
   ]);
 });
