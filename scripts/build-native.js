@@ -26,14 +26,14 @@ function nodedirArgs() {
   return dir ? [`--nodedir=${dir}`] : [];
 }
 
-// The first prebuild that loads, as the loader (dist/native.js) finds them; what it tried on the way.
+// The first prebuild that loads, as the loader (dist/engine/loader.js) finds them; what it tried on the way.
 function loadablePrebuild() {
   const tried = [];
   let loader;
   try {
-    loader = require(path.join(root, 'dist', 'native.js'));
+    loader = require(path.join(root, 'dist', 'engine', 'loader.js'));
   } catch {
-    return { file: null, tried: ['no dist/native.js to find prebuilds with'] };
+    return { file: null, tried: ['no dist/engine/loader.js to find prebuilds with'] };
   }
   for (const candidate of loader.prebuildCandidates()) {
     if (candidate.skipped) {
@@ -55,7 +55,7 @@ function loadablePrebuild() {
 function platformWithoutAddon() {
   let loader;
   try {
-    loader = require(path.join(root, 'dist', 'native.js'));
+    loader = require(path.join(root, 'dist', 'engine', 'loader.js'));
   } catch {
     return process.platform === 'linux' ? null : `the native addon is for Linux only; on ${process.platform} smartread reads through node:fs`;
   }

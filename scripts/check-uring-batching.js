@@ -21,7 +21,7 @@
 // The child runs with UV_USE_IO_URING=0, so that libuv's own rings (node 20 makes them only when
 // that is 1) cannot add calls.
 // The child widens the fast path's time budget, and with it the share of a turn of the event loop
-// that reads may take before they wait for the next turn (src/ts/turn_clock.ts): under strace
+// that reads may take before they wait for the next turn (src/ts/read/turn_clock.ts): under strace
 // every syscall is slow, and with the default share of 0.25 ms the 1,000 reads went out a turn
 // at a time, three to six to a submission, whatever the batching (2026-11-26: 164-336 calls; 19
 // with the budget widened). What is checked here is the batching.

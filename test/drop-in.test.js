@@ -377,7 +377,7 @@ test('register: SMARTREAD_REGISTER=0, a missing addon, or another smartread alre
   assert.equal(noAddon.untouched, true);
   assert.match(noAddon.dropIn.reason, /native addon is not in use/);
   if (native) {
-    const other = await run({}, "Object.defineProperty(fs, Symbol.for('smartread.register'), { value: { file: '/elsewhere/smartread/dist/drop_in.js' }, configurable: true });");
+    const other = await run({}, "Object.defineProperty(fs, Symbol.for('smartread.register'), { value: { file: '/elsewhere/smartread/dist/drop_in/drop_in.js' }, configurable: true });");
     assert.equal(other.untouched, true);
     assert.match(other.dropIn.reason, /already served by the smartread at \/elsewhere/);
   }

@@ -10,7 +10,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { explain, smartRead, engineInfo, pageCacheResidency, tuning, setTuning } = require('smartread');
-const { describeBlockDevice } = require('../dist/device.js');
+const { describeBlockDevice } = require('../dist/engine/device.js');
 const {
   checkNoFdLeak, useTempDirs, makeTempDir, writePattern, assertSameBytes, errorFacts, thrownBy,
   runToEnd, setUpAsyncEngines, openFdCount, evictCompletely, forcedPlatform, skipOffLinux,

@@ -41,7 +41,7 @@ test('a cached file is a hit on every target, tmpfs included (which refuses RWF_
     return;
   }
   // The engine's own fast path, below smartRead: null means a miss.
-  const { cachedRead } = require('../dist/engine.js');
+  const { cachedRead } = require('../dist/engine/engine.js');
   for (const { kind, dir } of tempDirs.all) {
     for (const size of [1, 4096, 256 * KiB, limitOn(kind)]) {
       const file = writePattern(path.join(dir, `hit-${size}`), size);

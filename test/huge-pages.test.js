@@ -9,7 +9,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { engineInfo } = require('smartread');
-const { hugePageAdvice, freePageReportingDevice } = require('../dist/huge_pages.js');
+const { hugePageAdvice, freePageReportingDevice } = require('../dist/engine/huge_pages.js');
 const { checkNoFdLeak, useTempDirs, makeTempDir, writePattern, runToEnd } = require('./helpers');
 
 checkNoFdLeak({ spawnsChildren: true });

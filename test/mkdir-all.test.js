@@ -243,7 +243,7 @@ describe('mkdirMany', () => {
 
   test('the thread pool\'s runs look at a stop byte: paths not begun when it is set are not made (ECANCELED)', async (t) => {
     if (!native) return t.skip('the thread-pool engine needs the native addon');
-    const { native: binding } = require('../dist/engine.js');
+    const { native: binding } = require('../dist/engine/engine.js');
     const root = makeFixture(base);
     const paths = ['a/b', 'c', 'd/e/f'].map((p) => path.join(root, p));
     assert.deepEqual(await binding.threadpoolMkdirMany(paths, 0o777, undefined, undefined, Uint8Array.of(1)),

@@ -7,7 +7,7 @@ const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { elfInterpreter, libc } = require('../dist/platform.js');
+const { elfInterpreter, libc } = require('../dist/common/platform.js');
 const { checkNoFdLeak, useTempDirs, makeTempDir, runToEnd } = require('./helpers');
 
 checkNoFdLeak({ spawnsChildren: true });
@@ -127,8 +127,8 @@ for (const platform of ['darwin', 'win32']) {
 // child acting for `platform`.
 async function writePathsAs(platform, paths) {
   const source = `
-    const { temporaryName } = require('./dist/js_write_engine.js');
-    const { parentOf } = require('./dist/write_args.js');
+    const { temporaryName } = require('./dist/write/js_write_engine.js');
+    const { parentOf } = require('./dist/write/write_args.js');
     const paths = JSON.parse(process.argv[1]);
     console.log(JSON.stringify(paths.map((p) => [temporaryName(p).toString(), parentOf(p)])));
   `;

@@ -46,7 +46,7 @@ before(() => {
 
 /** False, with t skipped (`why`), where the addon is not in use; else the tuning is put back after t. */
 function addonWithTuningRestored(t, why) {
-  const { native } = require('../dist/engine.js');
+  const { native } = require('../dist/engine/engine.js');
   if (native === null) {
     t.skip(why);
     return false;

@@ -368,7 +368,7 @@ describe('flush and abort', () => {
 
 describe('an abort stops the engines\' writes in flight where they still can', () => {
   test('the pure-JS engine: asked before it begins and before an atomic rename; stopped, the target stays as it was', async () => {
-    const { jsWriteFile } = require('../dist/js_write_engine.js');
+    const { jsWriteFile } = require('../dist/write/js_write_engine.js');
     const { O_WRONLY, O_CREAT, O_TRUNC } = fs.constants;
     const work = fs.mkdtempSync(path.join(dir, 'stop-js-'));
     const target = path.join(work, 'target');
@@ -394,7 +394,7 @@ describe('an abort stops the engines\' writes in flight where they still can', (
 
   test('the thread pool: a run looks at its stop byte while it runs; what it had not begun fails with ECANCELED', async (t) => {
     if (!native) return t.skip('the thread-pool engine needs the native addon');
-    const { native: binding } = require('../dist/engine.js');
+    const { native: binding } = require('../dist/engine/engine.js');
     const { O_WRONLY, O_CREAT, O_TRUNC } = fs.constants;
     const work = fs.mkdtempSync(path.join(dir, 'stop-pool-'));
     const targets = ['a', 'b', 'c'].map((name) => path.join(work, name));

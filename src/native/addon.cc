@@ -5,27 +5,27 @@
 
 #include <iterator>
 
-#include "args.h"
-#include "beneath.h"
-#include "block_pool.h"
-#include "cached_read.h"
-#include "cached_run.h"
-#include "dest_buffer.h"
-#include "instance.h"
-#include "known_dirs.h"
-#include "mkdir_all.h"
-#include "mmap_file.h"
-#include "page_cache.h"
-#include "prefetch.h"
-#include "read_into.h"
-#include "sync_read.h"
-#include "threadpool_read.h"
-#include "threadpool_write.h"
+#include "common/args.h"
+#include "common/block_pool.h"
+#include "common/dest_buffer.h"
+#include "read/beneath.h"
+#include "read/cached_read.h"
+#include "read/cached_run.h"
+#include "read/instance.h"
+#include "read/mmap_file.h"
+#include "read/page_cache.h"
+#include "read/prefetch.h"
+#include "read/read_into.h"
+#include "read/sync_read.h"
+#include "read/threadpool_read.h"
 #include "uring/cached_batch.h"
 #include "uring/mkdir_many.h"
 #include "uring/ring.h"
 #include "uring/write_many.h"
-#include "write_file.h"
+#include "write/known_dirs.h"
+#include "write/mkdir_all.h"
+#include "write/threadpool_write.h"
+#include "write/write_file.h"
 
 #include <memory>
 #include <string>
@@ -117,9 +117,9 @@ class Addon : public Napi::Addon<Addon> {
       return BadArgument(env, "setup(options): options.maxLength and options.blockPoolFrom must be numbers");
     }
     instance_.max_length = static_cast<uint64_t>(max_length);
-    // A fact of the machine (src/ts/huge_pages.ts decides it), the same in every environment.
+    // A fact of the machine (src/ts/engine/huge_pages.ts decides it), the same in every environment.
     SetHugePageAdvice(huge_pages);
-    // Which results the pool takes by default depends on the runtime's V8 (src/ts/native.ts).
+    // Which results the pool takes by default depends on the runtime's V8 (src/ts/engine/tuning.ts).
     instance_.tuning.block_pool.from = static_cast<uint64_t>(block_pool_from);
     if (!instance_.blocks) {
       instance_.blocks = BlockPool::Create(env_);
@@ -128,7 +128,7 @@ class Addon : public Napi::Addon<Addon> {
     return info.Env().Undefined();
   }
 
-  // tuning() -> the addon's part of the Tuning (src/ts/tuning.ts names its fields)
+  // tuning() -> the addon's part of the Tuning (src/ts/engine/tuning.ts names its fields)
   Napi::Value GetTuning(const Napi::CallbackInfo& info) {
     Napi::Object out = Napi::Object::New(info.Env());
     out.Set("fastPathBudgetUs", static_cast<double>(instance_.tuning.fast_path_budget_us));

@@ -3,9 +3,9 @@
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import * as fs from 'node:fs';
-import { explain, type Explanation } from './explain';
-import { calibrate, profileTable } from './calibrate';
-import { strategyNames, type Strategy } from './strategies';
+import { explain, type Explanation } from './read/explain';
+import { calibrate, profileTable } from './read/calibrate';
+import { strategyNames, type Strategy } from './read/strategies';
 
 const usage = `usage: smartread <command> [arguments]
 

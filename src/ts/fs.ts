@@ -5,7 +5,7 @@
  * @module
  */
 import * as nodeFs from 'node:fs';
-import { fsReaders } from './drop_in';
+import { fsReaders } from './drop_in/drop_in';
 import fsPromises = require('./fs_promises');
 
 // Every property of node:fs as it is defined there (its lazy getters stay getters), then ours.

@@ -5,7 +5,7 @@
  * @module
  */
 import * as nodeFsPromises from 'node:fs/promises';
-import { fsReaders } from './drop_in';
+import { fsReaders } from './drop_in/drop_in';
 
 /**
  * node:fs/promises, typed as `typeof import('node:fs/promises')`. readFile with a plain path and

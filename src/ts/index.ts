@@ -8,46 +8,46 @@
  *
  * @module
  */
-import { loadReport } from './engine';
-import { uringAvailability } from './strategies';
-import type { LoadReport } from './native';
-import { dropInStatus, type DropInStatus } from './drop_in';
+import { loadReport } from './engine/engine';
+import { uringAvailability } from './read/strategies';
+import type { LoadReport } from './engine/loader';
+import { dropInStatus, type DropInStatus } from './drop_in/drop_in';
 
-export { smartReadSync } from './read_sync';
-export { smartRead, readMany } from './read_async';
-export { AbortError } from './errors';
-export { evictFromPageCache, pageCacheResidency } from './page_cache';
-export { metrics, readChannel, latencyBuckets } from './metrics';
-export { prefetch } from './prefetch';
-export { createReader } from './confined_reader';
-export type { ConfinedReader } from './confined_reader';
-export type { ConfineOptions, ConfinedStats } from './confine';
-export { mapFile } from './map_file';
-export { readInto, readIntoSync } from './read_into';
-export { openReader, Reader } from './reader';
-export type { MapAdvice, MapFileOptions, MappedBuffer } from './map_file';
-export type { ReadIntoOptions, ReadIntoResult } from './read_into';
-export type { OpenReaderOptions, ReaderStrategy } from './reader';
-export { smartWriteFile, smartWriteFileSync } from './write';
-export { writeMany } from './write_many';
-export { mkdirAll, mkdirAllSync, mkdirMany } from './mkdir_all';
-export { createWriter } from './writer';
-export type { ConfinedWriter, Unconfined } from './writer';
-export type { WriteData, WriteFileOptions } from './write_args';
-export type { SettledWrite, WriteEntry, WriteManyOptions } from './write_many';
-export type { MkdirAllOptions, MkdirManyOptions, SettledMkdir } from './mkdir_all';
-export type { WriteStrategy } from './write_engines';
-export { tuning, setTuning, useProfile } from './tuning';
-export type { Tuning, Profile } from './tuning';
-export type { PrefetchResult } from './prefetch';
-export type { BlockPoolMetrics, FastPathJudgements, Metrics, MetricsSnapshot, PromClientRegistry, ServedBy, StrategyMetrics } from './metrics';
-export type { ReadManyOptions, SettledRead, SmartReadOptions } from './read_async';
-export type { Strategy } from './strategies';
-export type { PathLike, PathList, PathOrFd, PathOrHandle, ReadFileOptions } from './args';
-export type { FsError } from './errors';
-export type { HugePageAdvice } from './huge_pages';
-export { register, unregister } from './drop_in';
-export type { DropInStatus } from './drop_in';
+export { smartReadSync } from './read/read_sync';
+export { smartRead, readMany } from './read/read_async';
+export { AbortError } from './common/errors';
+export { evictFromPageCache, pageCacheResidency } from './read/page_cache';
+export { metrics, readChannel, latencyBuckets } from './read/metrics';
+export { prefetch } from './read/prefetch';
+export { createReader } from './read/confined_reader';
+export type { ConfinedReader } from './read/confined_reader';
+export type { ConfineOptions, ConfinedStats } from './read/confine';
+export { mapFile } from './read/map_file';
+export { readInto, readIntoSync } from './read/read_into';
+export { openReader, Reader } from './read/reader';
+export type { MapAdvice, MapFileOptions, MappedBuffer } from './read/map_file';
+export type { ReadIntoOptions, ReadIntoResult } from './read/read_into';
+export type { OpenReaderOptions, ReaderStrategy } from './read/reader';
+export { smartWriteFile, smartWriteFileSync } from './write/write';
+export { writeMany } from './write/write_many';
+export { mkdirAll, mkdirAllSync, mkdirMany } from './write/mkdir_all';
+export { createWriter } from './write/writer';
+export type { ConfinedWriter, Unconfined } from './write/writer';
+export type { WriteData, WriteFileOptions } from './write/write_args';
+export type { SettledWrite, WriteEntry, WriteManyOptions } from './write/write_many';
+export type { MkdirAllOptions, MkdirManyOptions, SettledMkdir } from './write/mkdir_all';
+export type { WriteStrategy } from './write/write_engines';
+export { tuning, setTuning, useProfile } from './engine/engine';
+export type { Tuning, Profile } from './engine/tuning';
+export type { PrefetchResult } from './read/prefetch';
+export type { BlockPoolMetrics, FastPathJudgements, Metrics, MetricsSnapshot, PromClientRegistry, ServedBy, StrategyMetrics } from './read/metrics';
+export type { ReadManyOptions, SettledRead, SmartReadOptions } from './read/read_async';
+export type { Strategy } from './read/strategies';
+export type { PathLike, PathList, PathOrFd, PathOrHandle, ReadFileOptions } from './common/args';
+export type { FsError } from './common/errors';
+export type { HugePageAdvice } from './engine/huge_pages';
+export { register, unregister } from './drop_in/drop_in';
+export type { DropInStatus } from './drop_in/drop_in';
 
 /** What {@link engineInfo} returns: the engine in use, where it came from, and what works here. */
 export interface EngineInfo extends LoadReport {
@@ -77,6 +77,6 @@ export function engineInfo(): EngineInfo {
     dropIn: dropInStatus(),
   };
 }
-export { explain } from './explain';
-export type { Explanation, ExplainOptions, ReadPath } from './explain';
-export type { BlockDevice, DeviceInfo, DeviceKind } from './device';
+export { explain } from './read/explain';
+export type { Explanation, ExplainOptions, ReadPath } from './read/explain';
+export type { BlockDevice, DeviceInfo, DeviceKind } from './engine/device';

@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { register, unregister } from './drop_in';
+import { register, unregister } from './drop_in/drop_in';
 
 register();
 
 export { register, unregister };
-export type { DropInStatus } from './drop_in';
+export type { DropInStatus } from './drop_in/drop_in';

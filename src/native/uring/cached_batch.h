@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "../cached_read.h"
+#include "../read/cached_read.h"
 
 namespace smartread {
 namespace uring {

@@ -18,10 +18,10 @@
 #include <unordered_set>
 #include <vector>
 
-#include "../args.h"
-#include "../errors.h"
-#include "../mkdir_all.h"
-#include "../write_file.h"
+#include "../common/args.h"
+#include "../common/errors.h"
+#include "../write/mkdir_all.h"
+#include "../write/write_file.h"
 
 namespace smartread {
 namespace uring {

@@ -9,7 +9,7 @@
 
 #include <memory>
 
-#include "../known_dirs.h"
+#include "../write/known_dirs.h"
 #include "ring.h"
 
 namespace smartread {

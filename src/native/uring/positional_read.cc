@@ -6,7 +6,7 @@
 
 #include <cerrno>
 
-#include "../errors.h"
+#include "../common/errors.h"
 
 namespace smartread {
 namespace uring {

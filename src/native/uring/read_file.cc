@@ -13,8 +13,8 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "../dest_buffer.h"
-#include "../file_io.h"
+#include "../common/dest_buffer.h"
+#include "../common/file_io.h"
 
 namespace smartread {
 namespace uring {
@@ -208,7 +208,7 @@ void FileRead::BeginRead(bool regular, uint64_t size) {
       return CloseOrFinish();
     }
     DestBuffer dest;
-    if (!NewDestBuffer(ring_->env(), ring_->instance(), static_cast<size_t>(size), &dest)) {
+    if (!NewDestBuffer(ring_->env(), ring_->instance().blocks.get(), static_cast<size_t>(size), &dest)) {
       napi_value ignored;
       napi_get_and_clear_last_exception(ring_->env(), &ignored);
       Fail(Failure::Errno(ENOMEM, Syscall::kRead));

@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <string>
 
-#include "../errors.h"
-#include "../file_io.h"
+#include "../common/errors.h"
+#include "../common/file_io.h"
 #include "ring.h"
 
 namespace smartread {

@@ -18,11 +18,10 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "../args.h"
-#include "../read_into.h"
+#include "../common/args.h"
+#include "../common/file_io.h"
 #include "positional_read.h"
 #include "read_file.h"
-#include "../file_io.h"
 
 namespace smartread {
 namespace uring {

@@ -17,7 +17,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "../instance.h"
+#include "../read/instance.h"
 
 namespace smartread {
 namespace uring {

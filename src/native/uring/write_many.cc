@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "../read_into.h"
 
 namespace smartread {
 namespace uring {

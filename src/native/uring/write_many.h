@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "../args.h"
-#include "../errors.h"
-#include "../write_file.h"
+#include "../common/args.h"
+#include "../common/errors.h"
+#include "../write/write_file.h"
 #include "ring.h"
 
 namespace smartread {

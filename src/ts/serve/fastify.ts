@@ -6,8 +6,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES } from 'node:http';
-import type { PathLike } from '../args';
-import { invalidArgType, invalidArgValue } from '../errors';
+import type { PathLike } from '../common/args';
+import { invalidArgType, invalidArgValue } from '../common/errors';
 import type { FileEntry } from './file_cache';
 import { redirectTarget } from './http_rules';
 import { StaticSite, type Decision, type ServeStaticOptions } from './static_site';
@@ -29,7 +29,7 @@ export interface FastifyServeStaticOptions extends Omit<ServeStaticOptions, 'fal
    * @param path The file's absolute path.
    * @param stats The file's stats.
    */
-  setHeaders?: (reply: FastifyReply, path: string, stats: import('../confine').ConfinedStats) => void;
+  setHeaders?: (reply: FastifyReply, path: string, stats: import('../read/confine').ConfinedStats) => void;
 }
 
 declare module 'fastify' {

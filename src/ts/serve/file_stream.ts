@@ -7,10 +7,11 @@
 // next reads go into it: no fresh memory to fault in, and none left for the collector.
 import * as fs from 'node:fs';
 import { Readable } from 'node:stream';
-import { native } from '../engine';
-import { failureToError } from '../errors';
-import type { NativeBinding, RawFailure } from '../native';
-import { queueUringSubmit, uringAvailability } from '../strategies';
+import { native } from '../engine/engine';
+import { failureToError } from '../common/errors';
+import type { NativeBinding } from '../engine/native';
+import type { RawFailure } from '../common/raw';
+import { queueUringSubmit, uringAvailability } from '../read/strategies';
 
 type ReadAt = (fd: number, buffer: Buffer, length: number, position: number) => Promise<number | RawFailure>;
 

@@ -5,13 +5,13 @@
  */
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { FileRangeStream } from './file_stream';
-import type { PathLike } from '../args';
+import type { PathLike } from '../common/args';
 import { StaticSite, type Decision, type ServeStaticOptions } from './static_site';
 import type { FileEntry } from './file_cache';
 import { redirectTarget } from './http_rules';
 
 export type { ServeStaticOptions } from './static_site';
-export type { ConfinedStats } from '../confine';
+export type { ConfinedStats } from '../read/confine';
 
 /**
  * Express/Connect's continuation, as serveStatic calls it.

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+// The fast path where the kernel will not say whether a read would wait (overlayfs, FUSE, NFS).
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "../common/file_io.h"
+
+namespace smartread {
+
+// Overlayfs and FUSE (and NFS, SMB, 9p...) refuse preadv2(RWF_NOWAIT) with EOPNOTSUPP, so the
+// fast path cannot ask the kernel whether a read would wait for a device or a server; io_uring
+// cannot either, and hands every read to an io-wq worker (a thread hop, ~85 us on overlay here,
+// where fs.readFileSync of a cached 4 KiB file takes ~7 us). There the fast path judges from
+// earlier reads instead:
+//   - a file (device, inode, size, mtime) not read in the last kRecentNs, or changed since, goes
+//     to the engines, which read it into memory, and is remembered;
+//   - one read lately, unchanged, is read on the calling thread and timed; from kResidencyFrom
+//     bytes a sample of its pages is first looked at through a mapping (mincore: overlayfs maps
+//     the layer's file, whose pages the read would copy), a few microseconds, a small part of
+//     such a read and far less than a wait for the device;
+//   - a read on the calling thread that took longer than the fast path's budget allows for its
+//     size was misjudged (its pages had gone, or the filesystem answers slowly): it is counted,
+//     the file goes back to the engines until they have read it again, and kStrikes such reads
+//     within kStrikeWindow reads of one filesystem stop its reads on the calling thread for a
+//     while (1 s, doubled each time up to 64 s, back to 1 s after kForgiveAfter good reads). One
+//     slow read is no proof: this VM stalls a thread for ~3 ms now and then, whatever it does, and
+//     a run of 2,000 reads met 45 such stalls (two strikes within 16 had cooled overlay for a
+//     second at a time).
+// A misjudged read costs the calling thread at most the one read of the file it misjudged.
+// Thread-safe: the JS thread's fast path and readMany's runs on pool threads share it.
+//
+// A file is known by its name where the read is not confined (the hash the fast path's hints
+// keep, so that a name read before is judged without an fstat, as it is read without one), and
+// by its device and inode under a root (names there are relative to it).
+class BlindReads {
+ public:
+  // How a read on such a filesystem was decided.
+  enum class Judgement : uint8_t {
+    kFirstRead,    // not read lately, or changed since: for the engines, and remembered
+    kRecentRead,   // read lately, unchanged: read on the calling thread, timed
+    kResident,     // as kRecentRead, and large: its pages were all in memory (mincore)
+    kNotResident,  // as kResident, but some page was not: for the engines
+    kCooling,      // reads of its filesystem on the calling thread waited too often lately
+  };
+  static constexpr size_t kJudgements = 5;
+  static bool ReadsInline(Judgement j) { return j == Judgement::kRecentRead || j == Judgement::kResident; }
+
+  struct Stats {
+    uint64_t judged[kJudgements] = {};
+    // Reads on the calling thread that took longer than their budget.
+    uint64_t misjudged = 0;
+  };
+
+  // What explain() says of a file's filesystem.
+  struct Peek {
+    std::string filesystem;
+    Judgement judgement = Judgement::kFirstRead;
+    int64_t cooling_ms = 0;
+  };
+
+  // Whether `dev` is a filesystem found to refuse RWF_NOWAIT that is not memory (tmpfs and
+  // ramfs refuse it too): for kKnownNs after it was last found so, as a device number freed by an
+  // unmount may be given to another filesystem (then, at worst, its first reads go to the
+  // engines), and for as long as it cools (no read there asks the kernel meanwhile).
+  bool Known(dev_t dev) const;
+  // Whether any filesystem was found to refuse RWF_NOWAIT (else the callers need not time opens).
+  bool Any() const { return any_.load(std::memory_order_relaxed); }
+  // Whether an open on `dev` may wait for a server: a filesystem known to refuse RWF_NOWAIT
+  // other than overlayfs, which opens its layer's file (FUSE and NFS ask their server on open).
+  bool OpensMayWait(dev_t dev) const;
+  // `fd`'s filesystem (device `dev`) refused RWF_NOWAIT and is not memory.
+  void Learn(dev_t dev, int fd, int64_t now_ns);
+  // A file as the judgements know it: a name's hash (unconfined reads), or device and inode.
+  struct File {
+    uint64_t key;
+    dev_t dev;
+    off_t size;
+    // -1 where it is not known (a name read before, judged without fstat).
+    int64_t mtime_ns;
+  };
+  static File Named(uint64_t name_hash, const struct stat& st);
+  static File Inode(const struct stat& st);
+
+  // How a read of `file` (open as `fd`) on such a filesystem goes, counted.
+  Judgement Judge(const File& file, int fd, int64_t now_ns);
+  // Before the open, where opens may wait (OpensMayWait): whether `file` is worth opening on the
+  // calling thread, that is, whether it was read lately, is small (under kFromServerMax: on FUSE
+  // a larger one comes from the server anyway, its pages dropped at the open) and its filesystem
+  // is not cooling. A refusal is Judge()'s (counted, and a first read remembered); a yes is
+  // judged after the open.
+  bool WorthOpening(const File& file, int64_t now_ns);
+  // A read's time on the calling thread from its open (`read_inline`: Judge() had it read
+  // there; else only its open and fstat, before the engines take it): longer than `slow_ns` was
+  // misjudged (on FUSE or NFS an open alone waits for the server).
+  void Timed(const File& file, int64_t elapsed_ns, int64_t slow_ns, int64_t now_ns, bool read_inline);
+  // Whether reads of `dev` are not to be opened on the calling thread for now: the callers ask
+  // before they open a file they know to be there. Counted as a kCooling judgement when so.
+  bool Cooling(dev_t dev);
+  // The same, asked afterwards: counting nothing.
+  bool CoolingNow(dev_t dev) const;
+  // The judgement a read of `file` would get now, counting and remembering nothing (no mincore:
+  // kResident stands for "its pages are looked at"); false where its filesystem is not known to
+  // refuse RWF_NOWAIT.
+  bool Look(const File& file, int64_t now_ns, Peek* out) const;
+  Stats stats() const;
+
+  static constexpr int64_t kRecentNs = int64_t{60} * 1000000000;
+  // From this size, a cold read would hold the loop near a millisecond (1.9 GB/s cold here): the
+  // first, middle and last pages are looked at first. Each look costs ~1 us and the mapping ~4 us,
+  // a twentieth of a warm 1 MiB read; every page of it (16.9 us) cost a quarter.
+  static constexpr size_t kResidencyFrom = size_t{1} << 20;
+  static constexpr size_t kResidencySamples = 3;
+  // Where opens ask a server, a file from this size is not opened on the calling thread: on FUSE
+  // its pages come from the daemon whatever became of them (see WorthOpening).
+  static constexpr size_t kFromServerMax = size_t{256} << 10;
+
+ private:
+  static constexpr int64_t kKnownNs = int64_t{10} * 1000000000;
+  static constexpr uint32_t kStrikes = 3;
+  static constexpr uint64_t kStrikeWindow = 64;
+  static constexpr uint32_t kForgiveAfter = 1024;
+  static constexpr int64_t kFirstCoolingNs = 1000000000;
+  static constexpr int64_t kLongestCoolingNs = int64_t{64} * 1000000000;
+  static constexpr size_t kMaxRecords = 65536;
+  static constexpr size_t kMaxFilesystems = 16;
+
+  struct Filesystem {
+    dev_t dev;
+    int64_t known_until_ns;
+    std::string name;
+    // Reads on the calling thread, and the count at each of the last kStrikes - 1 slow ones.
+    uint64_t inline_reads = 0;
+    uint64_t slow_at[kStrikes - 1] = {};
+    uint32_t good_streak = 0;
+    int64_t cooling_until_ns = 0;
+    int64_t next_cooling_ns = kFirstCoolingNs;
+  };
+  struct Record {
+    off_t size;
+    int64_t mtime_ns;
+    int64_t seen_ns;
+  };
+
+  Filesystem* FindLocked(dev_t dev);
+  const Filesystem* FindLocked(dev_t dev) const;
+  static bool KnownAt(const Filesystem* fs, int64_t now_ns) {
+    return fs != nullptr && (now_ns < fs->known_until_ns || now_ns < fs->cooling_until_ns);
+  }
+  // Whether every page of the file's first `size` bytes is in memory.
+  static bool Resident(int fd, size_t size);
+
+  // Whether any filesystem has been learnt: until then (ext4, tmpfs), no lock is taken.
+  std::atomic<bool> any_{false};
+  mutable std::mutex mutex_;
+  std::vector<Filesystem> filesystems_;
+  // The judgement of `file` from its record, without mincore, or counting.
+  Judgement RecordedLocked(const File& file, int64_t now_ns, const Filesystem* fs) const;
+  void RememberLocked(const File& file, int64_t now_ns);
+
+  std::unordered_map<uint64_t, Record> records_;
+  Stats stats_;
+};
+
+// The name of a filesystem of statfs f_type `type` (overlay, fuse, nfs...), as explain() says it.
+std::string FilesystemName(int64_t type);
+
+// The monotonic clock, in ns: when a fast-path open starts (see ReadUnlessWaiting).
+int64_t MonotonicNs();
+
+// The fast path's budget for one read, from its open: budget_us plus twice the copy of `size`
+// bytes at copy_rate_mb_per_s.
+struct ReadBudget {
+  uint64_t budget_us;
+  uint64_t copy_rate_mb_per_s;
+  int64_t SlowNs(size_t size) const;
+};
+
+// Reads the whole regular file `st` (open as `fd`, `size` bytes) into `data` on the calling
+// thread only where that will not wait for a device or a server: preadv2(RWF_NOWAIT) where the
+// filesystem honours it, a plain read on tmpfs and ramfs (`*in_memory`, as ReadWithoutWaiting),
+// and, where it refuses RWF_NOWAIT, a plain read where `blind` judges it, timed from
+// `opened_ns` (when the caller started to open it; 0: not timed, as before any such filesystem
+// was known). error EAGAIN: a miss, for the engines.
+NoWaitRead ReadUnlessWaiting(BlindReads& blind, const BlindReads::File& file, int fd,
+                             const struct stat& st, uint8_t* data, size_t size, bool* in_memory,
+                             const ReadBudget& budget, int64_t opened_ns);
+
+}  // namespace smartread

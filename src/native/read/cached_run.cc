@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: MIT
+// readMany's fast path on a pool thread: a run of cached files read while the JS thread reads
+// another.
+#include "cached_run.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../common/args.h"
+#include "../common/block_pool.h"
+#include "../common/file_io.h"
+#include "../common/pool_job.h"
+#include "blind_reads.h"
+#include "cached_read.h"
+
+namespace smartread {
+
+namespace {
+
+// Where a run's small results land before they are copied into the one Buffer the run returns
+// (only the bytes read: a result must not keep a block of unused room alive), room for a run of
+// kElsewhereRunMax files of 8 KiB; and the largest file a run takes: a larger one is for the JS
+// thread's fast path, which reads into a Buffer of its own, or for the engines.
+constexpr size_t kSlab = size_t{2} << 20;
+constexpr size_t kFileMax = size_t{256} << 10;
+
+class RunJob final : public PoolJob {
+ public:
+  struct Item {
+    std::string path;
+    // The size the name had as a regular file when last read (hints), or -1: looked at first;
+    // and the device it was on then (0: not known).
+    int64_t known = -1;
+    dev_t dev = 0;
+    int32_t result = kRunLeft;
+    uint32_t offset = 0;
+    bool in_memory = false;
+    // On a filesystem that refuses RWF_NOWAIT (see BlindReads): never batched.
+    bool blind = false;
+    // The device it was read from, or left to the engines on, and its size there.
+    dev_t read_dev = 0;
+    uint64_t size = 0;
+  };
+
+  Instance* instance = nullptr;
+  std::shared_ptr<BlockPool> blocks;
+  std::shared_ptr<BlindReads> blind;
+  ReadBudget budget{0, 0};
+  std::vector<Item> items;
+  int flags = 0;
+  Confinement confinement;
+
+  ~RunJob() override {
+    if (blocks && slab_.data != nullptr) {
+      blocks->Give(slab_);
+    } else if (!blocks) {
+      free(slab_.data);
+    }
+  }
+
+ private:
+  void Execute() override {
+    if (blocks) slab_ = blocks->Take(kSlab);
+    if (slab_.data == nullptr && !blocks) slab_ = Block{static_cast<uint8_t*>(malloc(kSlab)), kSlab, false};
+    if (slab_.data == nullptr) return;
+    for (Item& item : items) {
+      if (!item.path.empty()) ReadOne(item);
+    }
+  }
+
+  void ReadOne(Item& item) {
+    open_how how{};
+    how.resolve = RESOLVE_CACHED | confinement.resolve;
+    const int dirfd = confinement.dirfd >= 0 ? confinement.dirfd : AT_FDCWD;
+    struct stat st {};
+    // As on the JS thread: opens are timed where the kernel will not say whether a read waits,
+    // and not made where that filesystem's reads wait too often lately (BlindReads).
+    const int64_t opened_ns = blind->Any() ? MonotonicNs() : 0;
+    if (item.dev != 0 && blind->Cooling(item.dev)) {
+      item.result = kRunMiss;
+      return;
+    }
+    if (item.dev != 0 && blind->OpensMayWait(item.dev) &&
+        !blind->WorthOpening({FastPathHints::Hash(item.path.c_str()), item.dev, static_cast<off_t>(item.known), -1}, opened_ns)) {
+      item.result = kRunWarming;
+      return;
+    }
+    // As on the JS thread: a name not known to be a small regular file is looked at through an
+    // O_PATH descriptor, which opens nothing, before it is opened (a FIFO must not be).
+    if (item.known < 0) {
+      how.flags = static_cast<uint64_t>(O_PATH | O_CLOEXEC | (flags & (O_NOFOLLOW | O_DIRECTORY)));
+      const int probe = static_cast<int>(syscall(SYS_openat2, dirfd, item.path.c_str(), &how, sizeof how));
+      if (probe < 0) {
+        item.result = errno == EAGAIN ? kRunMiss : kRunLeft;
+        return;
+      }
+      const bool fits = fstat(probe, &st) == 0 && Fits(st);
+      close(probe);
+      if (!fits) return;
+      const BlindReads::File file = confinement.confined() ? BlindReads::Inode(st)
+                                                           : BlindReads::Named(FastPathHints::Hash(item.path.c_str()), st);
+      if (blind->Known(st.st_dev) &&
+          (blind->Cooling(st.st_dev) || (blind->OpensMayWait(st.st_dev) && !blind->WorthOpening(file, opened_ns)))) {
+        // As on the JS thread, the hints keep its device (see Settle).
+        item.result = blind->CoolingNow(st.st_dev) ? kRunMiss : kRunWarming;
+        item.blind = true;
+        item.read_dev = st.st_dev;
+        item.size = static_cast<uint64_t>(st.st_size);
+        return;
+      }
+    } else if (static_cast<size_t>(item.known) > kSlab - used_) {
+      return;
+    }
+    how.flags = static_cast<uint64_t>(flags | O_CLOEXEC | O_NONBLOCK);
+    const int fd = static_cast<int>(syscall(SYS_openat2, dirfd, item.path.c_str(), &how, sizeof how));
+    if (fd < 0) {
+      item.result = errno == EAGAIN ? kRunMiss : kRunLeft;
+      return;
+    }
+    if (fstat(fd, &st) == 0 && Fits(st)) {
+      const size_t size = static_cast<size_t>(st.st_size);
+      const bool known_in_memory = InMemory(st.st_dev);
+      item.in_memory = known_in_memory;
+      const BlindReads::File file = confinement.confined() ? BlindReads::Inode(st)
+                                                           : BlindReads::Named(FastPathHints::Hash(item.path.c_str()), st);
+      const NoWaitRead read = ReadUnlessWaiting(*blind, file, fd, st, slab_.data + used_, size, &item.in_memory,
+                                                budget, opened_ns);
+      if (item.in_memory && !known_in_memory) memory_devs_.push_back(st.st_dev);
+      item.blind = !item.in_memory && blind->Known(st.st_dev);
+      item.read_dev = st.st_dev;
+      item.size = size;
+      if (read.error == EAGAIN) {
+        item.result = item.blind && !blind->CoolingNow(st.st_dev) ? kRunWarming : kRunMiss;
+      } else if (read.error == 0) {
+        item.result = static_cast<int32_t>(read.done);
+        item.offset = static_cast<uint32_t>(used_);
+        used_ = (used_ + read.done + 7) & ~size_t{7};
+      }
+    }
+    close(fd);
+  }
+
+  // A regular file with a size, small enough for the run, with room left for it.
+  bool Fits(const struct stat& st) const {
+    if (!S_ISREG(st.st_mode) || st.st_size <= 0) return false;
+    const size_t size = static_cast<size_t>(st.st_size);
+    return size <= kFileMax && size <= kSlab - used_;
+  }
+
+  // The devices found to be tmpfs or ramfs in this run, read without trying RWF_NOWAIT.
+  bool InMemory(dev_t dev) const { return std::find(memory_devs_.begin(), memory_devs_.end(), dev) != memory_devs_.end(); }
+
+  // [slab, results]; the hints learn the sizes of the files read.
+  napi_value Settle(napi_env env) override {
+    napi_value slab = nullptr;
+    napi_value buffer = nullptr;
+    napi_value results = nullptr;
+    napi_value out = nullptr;
+    void* data = nullptr;
+    const size_t count = items.size();
+    if (!WrapBytes(env, &slab) ||
+        napi_create_arraybuffer(env, 2 * count * sizeof(int32_t), &data, &buffer) != napi_ok ||
+        napi_create_typedarray(env, napi_int32_array, 2 * count, buffer, 0, &results) != napi_ok ||
+        napi_create_array_with_length(env, 2, &out) != napi_ok ||
+        napi_set_element(env, out, 0, slab) != napi_ok || napi_set_element(env, out, 1, results) != napi_ok) {
+      return nullptr;
+    }
+    int32_t* values = static_cast<int32_t*>(data);
+    FastPathHints& hints = instance->fast_path;
+    for (size_t k = 0; k < count; k++) {
+      const Item& item = items[k];
+      values[2 * k] = item.result;
+      values[2 * k + 1] = static_cast<int32_t>(item.offset);
+      // Names under a root are relative to it: never remembered (as on the JS thread).
+      // What it left, the JS thread's fast path reads, and learns from.
+      if (item.result >= 0 && !confinement.confined()) {
+        hints.SetRegular(item.path.c_str(), static_cast<uint64_t>(item.result), !item.in_memory && !item.blind, item.read_dev);
+      } else if (item.blind && item.size > 0 && !confinement.confined()) {
+        hints.SetRegular(item.path.c_str(), item.size, false, item.read_dev);
+      }
+    }
+    return out;
+  }
+
+  // The Buffer the run's results share: the slab itself where they fill at least half of it
+  // (large files: no copy on the JS thread, which the run is there to spare, and the block goes
+  // back to the pool once they are collected), else a copy of what they use.
+  bool WrapBytes(napi_env env, napi_value* out) {
+    if (blocks && used_ >= kSlab / 2) {
+      const Block slab = slab_;
+      slab_ = Block{};
+      // Lend() gives the block back to the pool itself if it fails.
+      return blocks->Lend(env, slab, used_, out);
+    }
+    void* data = nullptr;
+    return napi_create_buffer_copy(env, used_, used_ > 0 ? slab_.data : nullptr, &data, out) == napi_ok;
+  }
+
+  Block slab_;
+  size_t used_ = 0;
+  std::vector<dev_t> memory_devs_;
+};
+
+}  // namespace
+
+Napi::Value CachedReadRun(const Napi::CallbackInfo& info, Instance& instance) {
+  napi_env env = info.Env();
+  napi_value paths = info[0];
+  const uint32_t start = info[1].As<Napi::Number>().Uint32Value();
+  const uint32_t end = info[2].As<Napi::Number>().Uint32Value();
+  auto job = std::make_unique<RunJob>();
+  job->instance = &instance;
+  job->blocks = instance.blocks;
+  job->blind = instance.blind;
+  job->budget = ReadBudget{instance.tuning.fast_path_budget_us, instance.tuning.copy_rate_mb_per_s};
+  job->flags = info[3].As<Napi::Number>().Int32Value();
+  job->confinement = ConfinementFromJs(info, 4);
+  const size_t count = std::min<size_t>(end > start ? end - start : 0, kElsewhereRunMax);
+  job->items.resize(count);
+  FastPathHints& hints = instance.fast_path;
+  for (size_t k = 0; k < count; k++) {
+    napi_value item;
+    napi_valuetype type;
+    if (napi_get_element(env, paths, static_cast<uint32_t>(start + k), &item) != napi_ok ||
+        napi_typeof(env, item, &type) != napi_ok || type != napi_string) {
+      continue;
+    }
+    PathArg path;
+    Failure failure;
+    if (!path.From(env, item, &failure)) continue;
+    RunJob::Item& slot = job->items[k];
+    slot.path.assign(path.c_str());
+    uint64_t known;
+    dev_t dev = 0;
+    if (!job->confinement.confined() && hints.KnownSize(path.c_str(), &known, &dev) && known <= kFileMax) {
+      slot.known = static_cast<int64_t>(known);
+      slot.dev = dev;
+    }
+  }
+  return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:cachedReadRun"));
+}
+
+}  // namespace smartread
