@@ -111,7 +111,10 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
   // honours RWF_NOWAIT, and where it refuses it (known_dev is BlindReads'), judged by its name.
   const bool judged_before = known_regular && !batchable && known_dev != 0 && blind.Known(known_dev);
   const bool read_before = known_regular && (batchable || judged_before);
-  if (!known_regular) {
+  // A name known without its device (a reader that did not say) is looked at like a new one
+  // where some filesystem refuses RWF_NOWAIT: it may be there, and its open wait for a server.
+  const bool look_first = !known_regular || (known_dev == 0 && !batchable && blind.Any());
+  if (look_first) {
     how.flags = static_cast<uint64_t>(O_PATH | O_CLOEXEC | (flags & (O_NOFOLLOW | O_DIRECTORY)));
     const int probe = static_cast<int>(syscall(SYS_openat2, dirfd, path, &how, sizeof how));
     if (probe < 0) {

@@ -56,13 +56,16 @@ class FastPathHints {
   }
   // A regular file of `size` read by a reader that does not know its filesystem: whether
   // readMany may batch it stays as the fast path found it (not, until the fast path reads it).
-  void NoteSize(const char* path, uint64_t size) {
+  // Its device too, so that the fast path asks BlindReads about the name before it opens it
+  // (on FUSE or NFS an open alone waits for the server).
+  void NoteSize(const char* path, uint64_t size, dev_t dev) {
     const auto found = regular_.find(Hash(path));
     if (found != regular_.end()) {
       found->second.size = size;
+      found->second.dev = dev;
       return;
     }
-    SetRegular(path, size, false);
+    SetRegular(path, size, false, dev);
   }
 
   // Devices found to be tmpfs or ramfs, which refuse RWF_NOWAIT and need no waiting: for a

@@ -86,13 +86,14 @@ bool ReadResultAsBefore(napi_env env, Instance& instance, int fd, uint64_t size,
 }  // namespace
 
 Failure ReadWholeFd(napi_env env, Instance& instance, int fd, bool own_fd, bool stat_first,
-                    PoolSlot pool, napi_value* out, uint64_t* regular_size) {
+                    PoolSlot pool, napi_value* out, uint64_t* regular_size, dev_t* regular_dev) {
   if (stat_first) {
     struct stat st;
     if (fstat(fd, &st) < 0) return Failure::Errno(errno, Syscall::kFstat);
     if (S_ISREG(st.st_mode) && st.st_size > 0) {
       const uint64_t size = static_cast<uint64_t>(st.st_size);
       if (regular_size != nullptr) *regular_size = size;
+      if (regular_dev != nullptr) *regular_dev = st.st_dev;
       if (pool.offset >= 0 && size <= Instance::kPooledMax &&
           static_cast<uint64_t>(pool.offset) + size <= instance.pool_length) {
         ssize_t n = ReadFully(fd, instance.pool_data + pool.offset, static_cast<size_t>(size));
@@ -134,9 +135,10 @@ Napi::Value ReadFileSync(const Napi::CallbackInfo& info, Instance& instance) {
       return Napi::Value(env, result);
     }
     uint64_t regular_size = 0;
-    failure = ReadWholeFd(env, instance, fd, true, true, pool, &result, &regular_size);
+    dev_t regular_dev = 0;
+    failure = ReadWholeFd(env, instance, fd, true, true, pool, &result, &regular_size, &regular_dev);
     if (plain && !failure.failed()) {
-      if (regular_size > 0) hints.NoteSize(path.c_str(), regular_size);
+      if (regular_size > 0) hints.NoteSize(path.c_str(), regular_size, regular_dev);
       else if (known > 0) hints.Forget(path.c_str());
     }
     // Linux releases the descriptor even when close(2) reports EINTR: never retry it.

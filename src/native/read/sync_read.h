@@ -20,9 +20,11 @@ struct PoolSlot {
 // says the fd was opened for this read, so its position need not be honoured.
 // On success sets *out to a Buffer, or to the byte count when the file was small enough to be
 // read into the pool slot; a kJsException failure means an exception is pending.
-// `regular_size`, where given, is set to the size of a regular file with one (else left).
+// `regular_size`, where given, is set to the size of a regular file with one (else left), and
+// `regular_dev` to its device.
 Failure ReadWholeFd(napi_env env, Instance& instance, int fd, bool own_fd, bool stat_first,
-                    PoolSlot pool, napi_value* out, uint64_t* regular_size = nullptr);
+                    PoolSlot pool, napi_value* out, uint64_t* regular_size = nullptr,
+                    dev_t* regular_dev = nullptr);
 
 // readFileSync(target: string | Buffer | fd, flags: number, statUserFd: boolean,
 //              poolOffset: number)
