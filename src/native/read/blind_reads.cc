@@ -79,7 +79,8 @@ bool BlindReads::OpensMayWait(dev_t dev) const {
   const int64_t now_ns = MonotonicNs();
   std::lock_guard<std::mutex> lock(mutex_);
   const Filesystem* fs = FindLocked(dev);
-  return KnownAt(fs, now_ns) && fs->name != "overlay";
+  return fs != nullptr && fs->name != "overlay" &&
+         (KnownAt(fs, now_ns) || now_ns < fs->known_until_ns - kKnownNs + kOpensMayWaitNs);
 }
 
 void BlindReads::Learn(dev_t dev, int fd, int64_t now_ns) {

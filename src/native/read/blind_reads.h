@@ -75,8 +75,9 @@ class BlindReads {
   bool Known(dev_t dev) const;
   // Whether any filesystem was found to refuse RWF_NOWAIT (else the callers need not time opens).
   bool Any() const { return any_.load(std::memory_order_relaxed); }
-  // Whether an open on `dev` may wait for a server: a filesystem known to refuse RWF_NOWAIT
-  // other than overlayfs, which opens its layer's file (FUSE and NFS ask their server on open).
+  // Whether an open on `dev` may wait for a server: a filesystem found to refuse RWF_NOWAIT in
+  // the last kOpensMayWaitNs, other than overlayfs, which opens its layer's file (FUSE and NFS
+  // ask their server on open).
   bool OpensMayWait(dev_t dev) const;
   // `fd`'s filesystem (device `dev`) refused RWF_NOWAIT and is not memory.
   void Learn(dev_t dev, int fd, int64_t now_ns);
@@ -126,6 +127,11 @@ class BlindReads {
 
  private:
   static constexpr int64_t kKnownNs = int64_t{10} * 1000000000;
+  // How long a filesystem whose opens ask a server is taken to be one after it was last found
+  // so. Nothing refreshes what is known while reads there are judged (they do not ask the kernel
+  // again) or go to io_uring, and a mistake here costs only an open on a worker; taken for not
+  // waiting, an open held the loop 79 ms in one readMany on a 1 ms mount.
+  static constexpr int64_t kOpensMayWaitNs = int64_t{600} * 1000000000;
   static constexpr uint32_t kStrikes = 3;
   static constexpr uint64_t kStrikeWindow = 64;
   static constexpr uint32_t kForgiveAfter = 1024;
