@@ -369,4 +369,5 @@ async function checkFuseLatency(mount) {
 
 module.exports = {
   MOUNT_KINDS, DEFAULT_FUSE_DELAY_MS, FS_TYPES, MountSet, mountUnavailable, buildFuseLatency, checkFuseLatency, mountLabel, mountsUnder,
+  running,
 };

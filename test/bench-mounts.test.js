@@ -13,7 +13,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const {
-  MountSet, MOUNT_KINDS, FS_TYPES, mountUnavailable, buildFuseLatency, mountsUnder,
+  MountSet, MOUNT_KINDS, FS_TYPES, mountUnavailable, buildFuseLatency, mountsUnder, running,
 } = require('../bench/mounts');
 const { readMounts } = require('../bench/targets');
 const { pageCacheControllable } = require('../bench/smartread');
@@ -45,15 +45,6 @@ async function mountable() {
     else kinds.push(kind);
   }
   return { kinds, skipped };
-}
-
-function running(pid) {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 /** Asserts that nothing is mounted beneath `dir` and no smartread-mounts-* directory is left in it. */
