@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import { abortError, failureToError, invalidArgType, invalidArgValue } from '../common/errors';
 import { getValidatedPath, pathList, type PathLike, type PathList } from '../common/args';
 import { parseFileMode } from './write_args';
+import { untilAborted } from './write_many';
 import { rootOf } from '../read/read_async';
 import { levelOf, syncWrites, writeEngineFor, writeStrategyNames, type MkdirFailure, type MkdirResults, type WriteStrategy } from './write_engines';
 import type { ConfineOptions, Root } from '../read/confine';
@@ -137,20 +138,7 @@ async function makeAll(targets: Array<string | Buffer>, call: MkdirCall, concurr
   if (endUse) pending.then(endUse, endUse);
   const { signal } = call;
   if (signal === undefined) return pending;
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      engine.cancel?.(id);
-      reject(abortError(signal, caller));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    pending.then((value) => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(value);
-    }, (err) => {
-      signal.removeEventListener('abort', onAbort);
-      reject(err);
-    });
-  });
+  return untilAborted(pending, signal, () => engine.cancel?.(id), caller);
 }
 
 /**

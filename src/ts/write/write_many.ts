@@ -197,8 +197,8 @@ export async function runWrites(common: WriteCommon, items: WriteItem[], concurr
 }
 
 // Settles with `pending`, or rejects with an AbortError as soon as the signal fires (the engine
-// is told to stop; `pending` settles later and is ignored).
-function untilAborted<T>(pending: Promise<T>, signal: AbortSignal, stop: () => void, caller: Function): Promise<T> {
+// is told to stop; `pending` settles later and is ignored). mkdirAll's too.
+export function untilAborted<T>(pending: Promise<T>, signal: AbortSignal, stop: () => void, caller: Function): Promise<T> {
   if (signal.aborted) {
     stop();
     pending.catch(() => undefined);
