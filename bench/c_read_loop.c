@@ -17,6 +17,10 @@
 // in flight, each a hard-linked chain OPENAT (into a direct descriptor) -> READ (up to
 // URING_READ_MAX bytes into a buffer malloc'd for it) -> CLOSE; a file that fills the buffer is
 // read again the plain way. It is the limit a batch reader at that depth can reach on a device.
+// On a filesystem whose open asks a server (FUSE, NFS, SMB, 9p, Ceph), the kernel runs an OPENAT
+// inline in io_uring_enter, where it waits for the answer, and would make the submissions one
+// open at a time: there each OPENAT goes to an io-wq worker (IOSQE_ASYNC), as smartread's own
+// do where opens wait. io-wq's bounded workers (which run the READs) are raised to the depth.
 //
 // A third reader, 'threads', does what 'read' does from every online CPU at once: a crew of one
 // thread per CPU but the first, made when the program starts (its ready line says how many
@@ -43,6 +47,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef HAVE_LIBURING
@@ -212,9 +217,20 @@ static void free_results(struct file_bytes *results, size_t count) {
 #define URING_READ 1
 #define URING_CLOSE 2
 
+// statfs(2) f_type of the filesystems whose open asks a server (linux/magic.h, fs/smb, fs/ceph).
+static const unsigned long OPENS_ASK_A_SERVER[] = {
+    0x65735546,  // FUSE_SUPER_MAGIC
+    0x6969,      // NFS_SUPER_MAGIC
+    0xfe534d42,  // SMB2_SUPER_MAGIC
+    0xff534d42,  // CIFS_SUPER_MAGIC
+    0x01021997,  // V9FS_MAGIC
+    0x00c36400,  // CEPH_SUPER_MAGIC
+};
+
 static struct io_uring ring;
 static int ring_state;  // 0: not set up yet; 1: ready; -1: setup failed (ring_error)
 static int ring_error;
+static unsigned char open_flags;  // IOSQE_ASYNC where the operation's filesystem asks a server on open
 
 static int ring_ready(struct failure *failure) {
   if (ring_state == 0) {
@@ -222,6 +238,12 @@ static int ring_ready(struct failure *failure) {
     if (ret == 0) {
       ret = io_uring_register_files_sparse(&ring, URING_DEPTH);
       if (ret != 0) io_uring_queue_exit(&ring);
+    }
+    if (ret == 0) {
+      // io-wq's default is min(SQ entries, 4 x CPUs) bounded workers; 0 keeps the unbounded limit.
+      // A kernel without the call (before 5.15) keeps its default.
+      unsigned workers[2] = {URING_DEPTH, 0};
+      io_uring_register_iowq_max_workers(&ring, workers);
     }
     ring_state = ret == 0 ? 1 : -1;
     ring_error = -ret;
@@ -240,7 +262,7 @@ static void queue_file(const struct context *ctx, size_t index, unsigned slot, s
   struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
   // No O_CLOEXEC: a direct descriptor is no fd to inherit, and the kernel refuses the flag.
   io_uring_prep_openat_direct(sqe, AT_FDCWD, ctx->paths[index], O_RDONLY, 0, slot);
-  sqe->flags |= IOSQE_IO_HARDLINK;
+  sqe->flags |= IOSQE_IO_HARDLINK | open_flags;
   io_uring_sqe_set_data64(sqe, (uint64_t)index << 2 | URING_OPEN);
   sqe = io_uring_get_sqe(&ring);
   io_uring_prep_read(sqe, (int)slot, result->data, URING_READ_MAX, 0);
@@ -254,6 +276,15 @@ static void queue_file(const struct context *ctx, size_t index, unsigned slot, s
 static int uring_operation(const struct context *ctx, struct file_bytes *results, struct failure *failure) {
   size_t count = operation_files(ctx);
   if (ring_ready(failure) != 0) return -1;
+  // The list's files lie on one filesystem (the bench's target); one that statfs cannot name
+  // keeps its opens inline.
+  struct statfs fs;
+  open_flags = 0;
+  if (statfs(ctx->paths[0], &fs) == 0) {
+    for (size_t i = 0; i < sizeof OPENS_ASK_A_SERVER / sizeof OPENS_ASK_A_SERVER[0]; i++) {
+      if ((unsigned long)fs.f_type == OPENS_ASK_A_SERVER[i]) open_flags = IOSQE_ASYNC;
+    }
+  }
   for (size_t i = 0; i < count; i++) {
     results[i].data = malloc(URING_READ_MAX);
     results[i].length = 0;

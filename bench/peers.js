@@ -94,7 +94,8 @@ const PEER_READERS = [
   // the machine keeps a waking thread (an event loop) from running meanwhile (its loop max/p99).
   { peer: 'C', reader: 'threads', file: 'C read, every CPU', files: 'C read, every CPU', async: false },
   // The device's limit for a batch reader at the same depth, so in the cold trials only (warm,
-  // its malloc'd buffers and io_uring's own path make it no limit of anything). Built where
+  // its malloc'd buffers and io_uring's own path make it no limit of anything); on a mount whose
+  // opens ask a server, with those opens on io_uring's workers (c_read_loop.c). Built where
   // liburing is (compileCDriver): otherwise skipped, with the reason.
   { peer: 'C', reader: 'uring', file: null, files: `C io_uring ×${IN_FLIGHT}`, async: false, cold: true, coldOnly: true, needs: 'uring' },
 ];

@@ -14,6 +14,7 @@ const {
   startPeer, compileCDriver, installRuntime, cacheDir, writePathsFile, digestMismatch, tinybenchUrl, PEER_RUNTIMES, PEER_READERS, RUNNER,
 } = require('../bench/peers');
 const { listCorpus, corpusTrials } = require('../bench/trials');
+const { useMounts } = require('./mounts');
 
 checkNoFdLeak({ spawnsChildren: true });
 const tempDirs = useTempDirs();
@@ -235,6 +236,44 @@ for (const local of localPeers) {
 
 // Node's own drivers (bench/drivers.js), which the bench times in the runner under Node rather
 // than in its own process: asked for by name, as 'driver:' and the name URI-encoded.
+// On FUSE its OPENATs go to io_uring's workers (c_read_loop.c: the open asks the daemon), on
+// overlayfs they stay inline: either way every file's bytes are node:fs's, and a missing one
+// fails as node:fs fails it while the other chains run to their CLOSE.
+describe('the C driver\'s io_uring reader through overlay and FUSE', () => {
+  const mounts = useMounts();
+  let peer = null;
+  let skipReason = null;
+  before(async () => {
+    let compiled;
+    try {
+      compiled = await compileCDriver(makeTempDir(tempDirs.disk, 'cache-'));
+    } catch (err) {
+      if (/no C compiler/.test(err.message)) return void (skipReason = err.message);
+      throw err;
+    }
+    if (!compiled.uring) return void (skipReason = 'the C driver was built without liburing (pkg-config found none)');
+    peer = await startPeer('C', compiled.binary, [], {});
+  });
+  after(() => peer?.close());
+
+  for (const { kind, label } of mounts.all) {
+    test(`${label}: every file's bytes, and node:fs's error for a missing one`, async (t) => {
+      if (skipReason) return t.skip(skipReason);
+      const mount = mounts.get(kind);
+      if (!mount) return t.skip(mounts.skipReason(kind));
+      const written = makeFiles(makeTempDir(mount.backingDir, 'files-'));
+      const files = written.map((file) => path.join(mount.dir, path.relative(mount.backingDir, file)));
+      await peer.setContext({ shape: 'files', consumeAll: false, pathsFile: pathsFile(files), evict: null });
+      const answer = await peer.verify('uring');
+      assert.deepEqual(answer.lengths, files.map((f) => fs.readFileSync(f).length));
+      assert.equal(digestMismatch(files.map((f) => fs.readFileSync(f)), answer, files), null);
+      const { missing, expected } = missingBeside(files[0]);
+      await peer.setContext({ shape: 'files', consumeAll: false, pathsFile: pathsFile([files[0], missing, ...files]), evict: null });
+      await assert.rejects(peer.verify('uring'), { message: expected });
+    });
+  }
+});
+
 describe('the bench\'s own drivers in the runner under Node', () => {
   let peer;
   let files;
