@@ -305,6 +305,10 @@ const LIMITS = [
     cell: comparisonOver('readMany auto ×64 ÷ C read, every CPU', (t) => !t.cold && t.shape === 'files'),
   },
   {
+    limit: 'the C floor', what: '`readMany auto ×64` ÷ `C io_uring ×64`, many cold files',
+    cell: comparisonOver('readMany auto ×64 ÷ C io_uring ×64', (t) => t.cold && t.shape === 'files'),
+  },
+  {
     limit: "the VM's wake-ups", what: "a trip to a pool thread and back: `smartRead threadpool`'s median read less `smartReadSync`'s, smallest file, µs",
     cell: (target) => {
       const trial = sizedTrial(target, false);
