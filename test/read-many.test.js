@@ -13,7 +13,7 @@ const vm = require('node:vm');
 const { readMany, smartRead, tuning, setTuning } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, openFdCount, openFds, patternBuffer, assertSameBytes, errorFacts, rejectionOf, waitUntil,
-  STRATEGIES, skipUnlessAvailable, setUpAsyncEngines, countLoopTurns, skipWithoutOpenat2, evictCompletely,
+  STRATEGIES, skipUnlessAvailable, setUpAsyncEngines, countLoopTurns, skipWithoutOpenat2,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -427,29 +427,6 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
     setTuning({ readManyThreads: 0 });
     assert.equal(await poolRuns(() => readMany(Array.from({ length: 100 }, (_, i) => path.join(tempDirs.disk, `handoff-${i}`)))), 0,
       'readManyThreads 0: none');
-  });
-
-  test('a list that begins without a hit sends no run to a pool thread; read again, cached, it does', async (t) => {
-    if (!addonWithTuningRestored(t, 'runs on pool threads are part of the addon')) return;
-    setTuning({ readManyThreads: 1 });
-    const list = Array.from({ length: 300 }, (_, i) => path.join(tempDirs.disk, `begins-cold-${i}`));
-    list.forEach((file, i) => fs.writeFileSync(file, patternBuffer(4096, i)));
-    for (const file of list) evictCompletely(file);
-    // A new turn, so that the call's first run is made as it starts (not after a wait for the
-    // turn the reads before it spent).
-    await new Promise(setImmediate);
-    const fdsBefore = openFdCount();
-    let results;
-    assert.equal(await poolRuns(async () => {
-      results = await readMany(list);
-    }), 0, 'cold: no run on a pool thread');
-    list.forEach((file, i) => assertSameBytes(results[i], patternBuffer(4096, i), `cold: ${i}`));
-    await new Promise(setImmediate);
-    assert.ok(await poolRuns(async () => {
-      results = await readMany(list);
-    }) > 0, 'cached: runs went to a pool thread');
-    list.forEach((file, i) => assertSameBytes(results[i], patternBuffer(4096, i), `cached: ${i}`));
-    assert.equal(openFdCount(), fdsBefore, `descriptors: ${JSON.stringify(openFds())}`);
   });
 
   test('a concurrency of 1 reads on the JS thread alone', async (t) => {

@@ -691,8 +691,6 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
           takeHit(start + k, raw, started);
         }
       }
-      laneRuns++;
-      laneHits += hits;
       if (hits < count) wakeParked();
       if (hits === 0 && warming === 0) {
         coldStretch = Math.min(Math.max(coldStretch * 2, 64), 1024);
@@ -713,9 +711,6 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
   // long (kElsewhereRunMax) while the list is, and never more than half of what is left, so
   // that the lanes do not end long before the last run does.
   let elsewhere = elsewhereFromStart;
-  // The fast path's runs on the JS thread so far, and their hits (see readAll).
-  let laneRuns = 0;
-  let laneHits = 0;
   // A shorter list gets one run there once the fast path's runs on the JS thread show more
   // than a turn's share of work left at their pace (large files: 64 cached files of 64 KiB),
   // half of what is left, read while the lanes go on with the other half. Less than that the
@@ -774,18 +769,9 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
   };
   const pending = () => nextMissed < missed.length || nextLeft < left.length;
   const readAll = async () => {
-    const lanesRun = runLanes();
-    // The first lane has made its first run by now, unless it waits for the next turn. A list
-    // that begins without a hit (cold, or on overlayfs or FUSE read for the first time lately,
-    // whose misses only warm) sends no run to a pool thread: there a run could only pass its
-    // files on to the engines a thread hop later, and the files of the run wait for it (a FUSE
-    // mount that answers after 1 ms, 2,000 cold files of 4 KiB, files/s, medians of 30
-    // alternating calls: 12.1k against 12.9k with no pool thread before, 13.0k against 12.7k
-    // after). Its lanes still take every hit further on.
-    if (laneRuns > 0 && laneHits === 0) elsewhere = false;
     await Promise.all([
-      lanesRun,
-      ...Array.from({ length: elsewhere ? threads : 0 }, () => readElsewhere()),
+      runLanes(),
+      ...Array.from({ length: elsewhereFromStart ? threads : 0 }, () => readElsewhere()),
     ]);
     if (handedOff !== null) await handedOff;
     // What the last runs elsewhere passed on after the lanes had ended.
