@@ -74,6 +74,7 @@ struct context {
   char *list;        // the paths file's contents; paths point into it
   char **paths;
   size_t count;
+  int opens_ask_a_server;  // the paths' filesystem asks a server on open (see opens_ask_a_server)
 };
 
 // Why an operation failed, said as node:fs says it: "ENOENT: no such file or directory, open '/x'".
@@ -217,20 +218,9 @@ static void free_results(struct file_bytes *results, size_t count) {
 #define URING_READ 1
 #define URING_CLOSE 2
 
-// statfs(2) f_type of the filesystems whose open asks a server (linux/magic.h, fs/smb, fs/ceph).
-static const unsigned long OPENS_ASK_A_SERVER[] = {
-    0x65735546,  // FUSE_SUPER_MAGIC
-    0x6969,      // NFS_SUPER_MAGIC
-    0xfe534d42,  // SMB2_SUPER_MAGIC
-    0xff534d42,  // CIFS_SUPER_MAGIC
-    0x01021997,  // V9FS_MAGIC
-    0x00c36400,  // CEPH_SUPER_MAGIC
-};
-
 static struct io_uring ring;
 static int ring_state;  // 0: not set up yet; 1: ready; -1: setup failed (ring_error)
 static int ring_error;
-static unsigned char open_flags;  // IOSQE_ASYNC where the operation's filesystem asks a server on open
 
 static int ring_ready(struct failure *failure) {
   if (ring_state == 0) {
@@ -262,7 +252,7 @@ static void queue_file(const struct context *ctx, size_t index, unsigned slot, s
   struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
   // No O_CLOEXEC: a direct descriptor is no fd to inherit, and the kernel refuses the flag.
   io_uring_prep_openat_direct(sqe, AT_FDCWD, ctx->paths[index], O_RDONLY, 0, slot);
-  sqe->flags |= IOSQE_IO_HARDLINK | open_flags;
+  sqe->flags |= IOSQE_IO_HARDLINK | (ctx->opens_ask_a_server ? IOSQE_ASYNC : 0);
   io_uring_sqe_set_data64(sqe, (uint64_t)index << 2 | URING_OPEN);
   sqe = io_uring_get_sqe(&ring);
   io_uring_prep_read(sqe, (int)slot, result->data, URING_READ_MAX, 0);
@@ -276,15 +266,6 @@ static void queue_file(const struct context *ctx, size_t index, unsigned slot, s
 static int uring_operation(const struct context *ctx, struct file_bytes *results, struct failure *failure) {
   size_t count = operation_files(ctx);
   if (ring_ready(failure) != 0) return -1;
-  // The list's files lie on one filesystem (the bench's target); one that statfs cannot name
-  // keeps its opens inline.
-  struct statfs fs;
-  open_flags = 0;
-  if (statfs(ctx->paths[0], &fs) == 0) {
-    for (size_t i = 0; i < sizeof OPENS_ASK_A_SERVER / sizeof OPENS_ASK_A_SERVER[0]; i++) {
-      if ((unsigned long)fs.f_type == OPENS_ASK_A_SERVER[i]) open_flags = IOSQE_ASYNC;
-    }
-  }
   for (size_t i = 0; i < count; i++) {
     results[i].data = malloc(URING_READ_MAX);
     results[i].length = 0;
@@ -614,6 +595,26 @@ static void free_context(struct context *ctx) {
   memset(ctx, 0, sizeof *ctx);
 }
 
+// statfs(2) f_type of the filesystems whose open asks a server (linux/magic.h, fs/smb, fs/ceph).
+static const unsigned long OPENS_ASK_A_SERVER[] = {
+    0x65735546,  // FUSE_SUPER_MAGIC
+    0x6969,      // NFS_SUPER_MAGIC
+    0xfe534d42,  // SMB2_SUPER_MAGIC
+    0xff534d42,  // CIFS_SUPER_MAGIC
+    0x01021997,  // V9FS_MAGIC
+    0x00c36400,  // CEPH_SUPER_MAGIC
+};
+
+// Whether the filesystem of `path` asks a server on open; one that statfs cannot name does not.
+static int opens_ask_a_server(const char *path) {
+  struct statfs fs;
+  if (statfs(path, &fs) != 0) return 0;
+  for (size_t i = 0; i < sizeof OPENS_ASK_A_SERVER / sizeof OPENS_ASK_A_SERVER[0]; i++) {
+    if ((unsigned long)fs.f_type == OPENS_ASK_A_SERVER[i]) return 1;
+  }
+  return 0;
+}
+
 static void command_context(struct context *ctx, char *args) {
   char *shape = strsep(&args, " ");
   char *consume_mode = args ? strsep(&args, " ") : NULL;
@@ -673,6 +674,8 @@ static void command_context(struct context *ctx, char *args) {
   ctx->list = list;
   ctx->paths = paths;
   ctx->count = count;
+  // The list's files lie on one filesystem, the bench's target.
+  ctx->opens_ask_a_server = opens_ask_a_server(paths[0]);
   printf("{\"ok\":true,\"files\":%zu}\n", count);
   fflush(stdout);
 }

@@ -244,15 +244,9 @@ describe('the C driver\'s io_uring reader through overlay and FUSE', () => {
   let peer = null;
   let skipReason = null;
   before(async () => {
-    let compiled;
-    try {
-      compiled = await compileCDriver(makeTempDir(tempDirs.disk, 'cache-'));
-    } catch (err) {
-      if (/no C compiler/.test(err.message)) return void (skipReason = err.message);
-      throw err;
-    }
-    if (!compiled.uring) return void (skipReason = 'the C driver was built without liburing (pkg-config found none)');
-    peer = await startPeer('C', compiled.binary, [], {});
+    const { peer: started = null, skip = null, skipReaders = {} } = await localPeers.find((p) => p.name === 'the C driver').start();
+    peer = started;
+    skipReason = skip ?? skipReaders.uring ?? null;
   });
   after(() => peer?.close());
 
