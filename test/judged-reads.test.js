@@ -105,6 +105,36 @@ for (const { kind, label } of mounts.all) {
     }
 
     if (kind === 'fuse') {
+      // Where opens ask a server, io_uring opens a file read before and reads it at the size it
+      // had then, in one submission; the size is only a hint.
+      test('a file whose size changed since it was last read is read whole, as node:fs reads it', async (t) => {
+        const why = skipReason(kind);
+        if (why !== null) return t.skip(why);
+        setTuning(roomyBudget);
+        const file = path.join(dir, 'changing');
+        const random = (size) => Buffer.from(Array.from({ length: size }, (_, i) => (i * 131 + size) % 251));
+        const changes = [
+          ['the same size, other bytes', () => random(512 * KiB)],
+          ['grown by 10 KiB', () => random(522 * KiB)],
+          ['grown past one io_uring chunk', () => random(tuning().uringChunk + 300 * KiB)],
+          ['shrunk to 100 KiB', () => random(100 * KiB)],
+          ['shrunk by one byte', () => random(512 * KiB - 1)],
+          ['emptied', () => Buffer.alloc(0)],
+        ];
+        for (const [label, bytes] of changes) {
+          // Written through the mount, so that the kernel's view of the file is the new one.
+          fs.writeFileSync(file, random(512 * KiB));
+          // The first read finds the file, the next are judged and go to io_uring with its size.
+          for (let i = 0; i < 3; i++) assertSameBytes(await smartRead(file), fs.readFileSync(file), `${label}: before, read ${i + 1}`);
+          const changed = bytes();
+          fs.writeFileSync(file, changed);
+          assertSameBytes(await smartRead(file), changed, label);
+          assertSameBytes((await readMany([file, file]))[1], changed, `${label}: readMany`);
+        }
+        fs.rmSync(file);
+        await assert.rejects(smartRead(file), { code: 'ENOENT', syscall: 'open' });
+      });
+
       // A budget of 1 µs: every read there, its open included, takes longer.
       test('reads slower than the budget go back to the engines, and after three the filesystem does (cooling)', async (t) => {
         const why = skipReason(kind);

@@ -46,7 +46,7 @@ constexpr uint64_t kCurrentPosition = ~uint64_t{0};
 
 FileRead::FileRead(Ring* ring, uint32_t id, napi_deferred deferred, std::string path, int fd,
                    bool owns_fd, int flags, bool stat_user_fd, const Confinement& confinement,
-                   bool async_open)
+                   bool async_open, uint64_t size_hint)
     : ring_(ring),
       id_(id),
       deferred_(deferred),
@@ -56,7 +56,8 @@ FileRead::FileRead(Ring* ring, uint32_t id, napi_deferred deferred, std::string 
       flags_(flags),
       stat_user_fd_(stat_user_fd),
       confinement_(confinement),
-      async_open_(async_open) {
+      async_open_(async_open),
+      size_hint_(size_hint) {
   for (size_t i = 0; i < kMaxOps; i++) ops_[i].owner = this;
 }
 
@@ -86,7 +87,7 @@ void FileRead::Start(int slot) {
     return BeginRead(S_ISREG(st.st_mode), static_cast<uint64_t>(st.st_size));
   }
   slot_ = slot;
-  if (!NewBlock()) {
+  if (!NewHintedDest() && !NewBlock()) {
     ring_->ReleaseSlot(slot_);
     slot_ = -1;
     return CloseOrFinish();
@@ -115,8 +116,78 @@ void FileRead::Open() {
   // runs whatever the first gave: a READ shorter than asked would otherwise cancel it.
   sqe->flags |= IOSQE_IO_LINK;
   if (async_open_) sqe->flags |= IOSQE_ASYNC;
+  if (hinted_) {
+    Op* whole = FreeReadOp();
+    whole->kind = kRead;
+    whole->offset = 0;
+    whole->length = size_;
+    io_uring_sqe* read = Queue(whole);
+    io_uring_prep_read(read, slot_, dest_, static_cast<unsigned>(size_), kCurrentPosition);
+    read->flags |= IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK;
+    if (async_open_) read->flags |= IOSQE_ASYNC;
+    QueueBlockRead(0, kTail);
+    return;
+  }
   QueueBlockRead(0, kFirstBlock - kTail)->flags |= IOSQE_IO_HARDLINK;
   QueueBlockRead(kFirstBlock - kTail, kTail);
+}
+
+uint64_t FileRead::HintedSize() const {
+  if (!async_open_ || fd_ >= 0 || confinement_.confined()) return 0;
+  if (size_hint_ <= kFirstBlock - kTail || size_hint_ > ring_->tuning().uring_chunk) return 0;
+  return size_hint_;
+}
+
+bool FileRead::NewHintedDest() {
+  const uint64_t size = HintedSize();
+  if (size == 0) return false;
+  DestBuffer dest;
+  if (!NewDestBuffer(ring_->env(), ring_->instance().blocks.get(), static_cast<size_t>(size), &dest)) {
+    napi_value ignored;
+    napi_get_and_clear_last_exception(ring_->env(), &ignored);
+    return false;
+  }
+  block_ = static_cast<uint8_t*>(malloc(kTail));
+  if (block_ == nullptr) return false;
+  napi_create_reference(ring_->env(), dest.value, 1, &dest_ref_);
+  dest_ = dest.data;
+  size_ = size;
+  valid_end_ = size;
+  capacity_ = kTail;
+  to_eof_ = false;
+  hinted_ = true;
+  return true;
+}
+
+void FileRead::TakeHintedReads() {
+  hinted_ = false;
+  // What each READ gave (OnRead left it in the op's length); the second read on from where the
+  // first stopped.
+  const size_t whole = ops_[kFirstRead].length;
+  const size_t past = ops_[kFirstRead + 1].length;
+  if (whole == size_ && past == 0) {
+    next_offset_ = size_;
+    return;
+  }
+  // Not the size it was: on without a size, from a block holding what was read. A READ past the
+  // end that gave nothing found EOF; one that gave something leaves the block full, so that a
+  // STATX sizes the rest (as after a first block filled).
+  const size_t length = whole + past;
+  uint8_t* block = static_cast<uint8_t*>(malloc(std::max(length, kFirstBlock)));
+  if (block == nullptr) return Fail(Failure::Errno(ENOMEM, Syscall::kRead));
+  memcpy(block, dest_, whole);
+  memcpy(block + whole, block_, past);
+  free(block_);
+  block_ = block;
+  length_ = length;
+  capacity_ = past > 0 ? length : std::max(length, kFirstBlock);
+  eof_ = past == 0;
+  napi_delete_reference(ring_->env(), dest_ref_);
+  dest_ref_ = nullptr;
+  dest_ = nullptr;
+  size_ = 0;
+  valid_end_ = 0;
+  to_eof_ = true;
 }
 
 void FileRead::Size() {
@@ -180,8 +251,8 @@ void FileRead::Step() {
         ring_->ReleaseSlot(slot_);
         slot_ = -1;
       }
-      if (Going()) TakeFirstReads();
-      if (Going() && !eof_ && length_ == capacity_ && !confinement_.confined()) return Size();
+      if (Going()) hinted_ ? TakeHintedReads() : TakeFirstReads();
+      if (Going() && to_eof_ && !eof_ && length_ == capacity_ && !confinement_.confined()) return Size();
       phase_ = Phase::kReading;
       return Step();
     case Phase::kSizing:
@@ -377,12 +448,12 @@ void FileRead::OnRead(Op* op, int res) {
     return;
   }
   const size_t n = static_cast<size_t>(res);
+  // The opening's READs are taken together, in order, once both are done.
+  if (phase_ == Phase::kOpening && (to_eof_ || hinted_)) {
+    op->length = n;
+    return;
+  }
   if (to_eof_) {
-    // The opening's READs are taken together, in order, once both are done.
-    if (phase_ == Phase::kOpening) {
-      op->length = n;
-      return;
-    }
     if (n == 0) {
       eof_ = true;
       return;

@@ -20,7 +20,10 @@ namespace uring {
 
 // The phases of a read of a path (a user fd skips opening and closing; so does a path opened
 // on the JS thread beforehand, whose fd the read owns and closes at the end):
-//   opening  OPENAT into a direct descriptor, linked to two READs that fill a malloc'd block.
+//   opening  OPENAT into a direct descriptor, linked to two READs that fill a malloc'd block
+//            (with a size hint, HintedSize(): the first READ fills the result's Buffer of that
+//            size, the second looks past its end for EOF; a file of another size goes on from
+//            a block, as one without a size).
 //   sizing   only when that READ filled the block: a STATX of the path for the size.
 //   reading  without a size (a small file, procfs, pipes, a confined read): one READ at a time
 //            into the block, grown as needed, until a READ gives nothing. With one: a Buffer of
@@ -41,9 +44,11 @@ class FileRead final : public OpOwner {
   // this read (read in parallel chunks at their offsets, closed at the end), else the user's
   // (read in order from its position, left open).
   // `async_open`: the OPENAT goes to an io-wq worker (IOSQE_ASYNC) rather than inline.
+  // `size_hint`: the size the path's file had when it was last read (0: not known); see
+  // HintedSize().
   FileRead(Ring* ring, uint32_t id, napi_deferred deferred, std::string path, int fd,
            bool owns_fd, int flags, bool stat_user_fd, const Confinement& confinement,
-           bool async_open = false);
+           bool async_open = false, uint64_t size_hint = 0);
   ~FileRead();
 
   uint32_t id() const { return id_; }
@@ -79,6 +84,18 @@ class FileRead final : public OpOwner {
   // Reads without a size from here on, into a new block of kFirstBlock; false (with the
   // failure set) when it cannot be had.
   bool NewBlock();
+  // The size hint to open with, or 0. Where opens ask a server (FUSE, NFS: async_open), a file
+  // larger than the first block, up to one chunk, known from an earlier read, is opened and read
+  // whole in one submission: OPENAT, a READ of that size straight into the result's Buffer, and
+  // a READ of kTail bytes past it that finds EOF. Without it such a file takes three trips
+  // through io-wq and the loop (the opening, the STATX, the rest).
+  uint64_t HintedSize() const;
+  // The result's Buffer of size_hint_ bytes and the block for the READ past it; false when
+  // either cannot be had (the read then goes as one without a hint).
+  bool NewHintedDest();
+  // After the opening of a hinted read: the Buffer is the result if the file was that size;
+  // otherwise what was read goes to a block, and the read goes on as one without a size.
+  void TakeHintedReads();
   // Doubles the block; false (with the failure set) when it cannot.
   bool GrowBlock();
   void ScheduleReads();
@@ -114,6 +131,9 @@ class FileRead final : public OpOwner {
   // resolve the path again, unconfined), so it reads to EOF like a file without a size.
   const Confinement confinement_;
   const bool async_open_;
+  const uint64_t size_hint_;
+  // The opening reads into the result's Buffer (NewHintedDest).
+  bool hinted_ = false;
   open_how how_{};
 
   enum class Phase { kOpening, kSizing, kReading, kClosing } phase_ = Phase::kOpening;

@@ -264,7 +264,7 @@ napi_value Ring::Read(const Napi::CallbackInfo& info) {
     owns_fd = fd >= 0;
   }
   FileRead* read = new FileRead(this, id, deferred, std::move(target.path), fd, owns_fd, flags,
-                                stat_user_fd, confinement, open_may_wait);
+                                stat_user_fd, confinement, open_may_wait, open_may_wait ? known_size : 0);
   reads_[id] = read;
   waiting_.push_back(read);
   StartWaiting();
