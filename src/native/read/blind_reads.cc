@@ -2,6 +2,7 @@
 // The fast path where the kernel will not say whether a read would wait: judged from earlier reads.
 #include "blind_reads.h"
 
+#include <sys/mman.h>
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -100,21 +101,21 @@ void BlindReads::Learn(dev_t dev, int fd, int64_t now_ns) {
 }
 
 bool BlindReads::Resident(int fd, size_t size) {
+  void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) return false;
   // A sample of the pages (see kResidencyFrom), the first and the last among them: pages leave
-  // the cache by ranges, not one here and there. A byte of each is read, timed: from memory in
-  // ~1 us, from the device in tens (the first one that takes longer ends the look, its page and
-  // readahead then on their way in for the engines). A read the sample misjudges is still timed.
+  // the cache by ranges, not one here and there. A read the sample misjudges is still timed.
   const size_t pages = (size + kPage - 1) / kPage;
   const size_t step = std::max<size_t>(1, pages / (kResidencySamples - 1));
-  for (size_t page = 0;; page += step) {
+  bool resident = true;
+  for (size_t page = 0; resident; page += step) {
     const size_t at = std::min(page, pages - 1);
-    uint8_t byte;
-    const int64_t start = MonotonicNs();
-    // A short read (the file shrank) is for the read itself to find; an error, for the engines.
-    if (pread(fd, &byte, 1, static_cast<off_t>(at * kPage)) < 0) return false;
-    if (MonotonicNs() - start > kPageFromMemoryNs) return false;
-    if (at == pages - 1) return true;
+    unsigned char in_core = 0;
+    resident = mincore(static_cast<uint8_t*>(map) + at * kPage, kPage, &in_core) == 0 && (in_core & 1) != 0;
+    if (at == pages - 1) break;
   }
+  munmap(map, size);
+  return resident;
 }
 
 BlindReads::File BlindReads::Named(uint64_t name_hash, const struct stat& st) {
@@ -167,7 +168,7 @@ BlindReads::Judgement BlindReads::Judge(const File& file, int fd, int64_t now_ns
       return judgement;
     }
   }
-  // The pages are looked at without the lock: pool threads judge too.
+  // The mapping is made and looked at without the lock: pool threads judge too.
   judgement = Resident(fd, static_cast<size_t>(file.size)) ? Judgement::kResident : Judgement::kNotResident;
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.judged[static_cast<size_t>(judgement)]++;

@@ -25,9 +25,9 @@ namespace smartread {
 //   - a file (device, inode, size, mtime) not read in the last kRecentNs, or changed since, goes
 //     to the engines, which read it into memory, and is remembered;
 //   - one read lately, unchanged, is read on the calling thread and timed; from kResidencyFrom
-//     bytes a byte of each of a sample of its pages is read first, each read timed (a page in
-//     memory comes in ~1 us, one from the device in tens): a few microseconds, a small part of
-//     such a read, and at most one page's wait for the device;
+//     bytes a sample of its pages is first looked at through a mapping (mincore: overlayfs maps
+//     the layer's file, whose pages the read would copy), a few microseconds, a small part of
+//     such a read and far less than a wait for the device;
 //   - a read on the calling thread that took longer than the fast path's budget allows for its
 //     size was misjudged (its pages had gone, or the filesystem answers slowly): it is counted,
 //     the file goes back to the engines until they have read it again, and kStrikes such reads
@@ -48,7 +48,7 @@ class BlindReads {
   enum class Judgement : uint8_t {
     kFirstRead,    // not read lately, or changed since: for the engines, and remembered
     kRecentRead,   // read lately, unchanged: read on the calling thread, timed
-    kResident,     // as kRecentRead, and large: its sampled pages came from memory
+    kResident,     // as kRecentRead, and large: its pages were all in memory (mincore)
     kNotResident,  // as kResident, but some page was not: for the engines
     kCooling,      // reads of its filesystem on the calling thread waited too often lately
   };
@@ -109,23 +109,18 @@ class BlindReads {
   bool Cooling(dev_t dev);
   // The same, asked afterwards: counting nothing.
   bool CoolingNow(dev_t dev) const;
-  // The judgement a read of `file` would get now, counting and remembering nothing (no page is
-  // read: kResident stands for "its pages are looked at"); false where its filesystem is not known to
+  // The judgement a read of `file` would get now, counting and remembering nothing (no mincore:
+  // kResident stands for "its pages are looked at"); false where its filesystem is not known to
   // refuse RWF_NOWAIT.
   bool Look(const File& file, int64_t now_ns, Peek* out) const;
   Stats stats() const;
 
   static constexpr int64_t kRecentNs = int64_t{60} * 1000000000;
   // From this size, a cold read would hold the loop near a millisecond (1.9 GB/s cold here): the
-  // first, middle and last pages are looked at first, by reading a byte of each (~0.5 us each from
-  // memory on overlay here, ~1.7 us for the three in C; a byte from the disk took 40-60 us). The
-  // look it replaced, mincore through a mapping of the file, took ~7 us in C and ~10 us in Node,
-  // a tenth of a warm 1 MiB read (mapping and unmapping cost more than the looks).
+  // first, middle and last pages are looked at first. Each look costs ~1 us and the mapping ~4 us,
+  // a twentieth of a warm 1 MiB read; every page of it (16.9 us) cost a quarter.
   static constexpr size_t kResidencyFrom = size_t{1} << 20;
   static constexpr size_t kResidencySamples = 3;
-  // A sampled byte that took longer came from the device, not memory (or the thread was
-  // preempted: then the read goes to the engines, a hop, and nothing is lost).
-  static constexpr int64_t kPageFromMemoryNs = 10000;
   // Where opens ask a server, a file from this size is not opened on the calling thread: on FUSE
   // its pages come from the daemon whatever became of them (see WorthOpening).
   static constexpr size_t kFromServerMax = size_t{256} << 10;
@@ -167,8 +162,7 @@ class BlindReads {
   static bool KnownAt(const Filesystem* fs, int64_t now_ns) {
     return fs != nullptr && (now_ns < fs->known_until_ns || now_ns < fs->cooling_until_ns);
   }
-  // Whether the sampled pages of the file's first `size` bytes are in memory: a byte of each
-  // read, each in well under kPageFromMemoryNs.
+  // Whether every page of the file's first `size` bytes is in memory.
   static bool Resident(int fd, size_t size);
 
   // Whether any filesystem has been learnt: until then (ext4, tmpfs), no lock is taken.

@@ -104,8 +104,8 @@ function judgedText(judged: NonNullable<Explanation['judged']>): string {
   switch (judged.judgement) {
     case 'first-read': return `${fs}: not read in the last minute, or changed since (first-read), so the engines read it and it is remembered`;
     case 'recent-read': return `${fs}: read lately and unchanged (recent-read)`;
-    case 'resident': return `${fs}: read lately, and in memory (resident: a byte of its first, middle and last pages each came from memory)`;
-    case 'not-resident': return `${fs}: read lately, but not known to be all in memory (not-resident: on overlayfs a byte of one of its first, middle and last pages came from the device; where opens ask a server, a file of 256 KiB or more comes from it)`;
+    case 'resident': return `${fs}: read lately, and every page in memory (resident: mincore through a mapping)`;
+    case 'not-resident': return `${fs}: read lately, but not known to be all in memory (not-resident: on overlayfs mincore through a mapping saw a page missing; where opens ask a server, a file of 256 KiB or more comes from it)`;
     case 'cooling': return `${fs}: its reads on the calling thread waited too often lately (cooling, ${judged.coolingMs} ms more)`;
   }
 }
