@@ -163,7 +163,9 @@ BlindReads::Judgement BlindReads::Judge(const File& file, int fd, int64_t now_ns
     std::lock_guard<std::mutex> lock(mutex_);
     judgement = RecordedLocked(file, now_ns, FindLocked(file.dev));
     if (judgement == Judgement::kFirstRead) RememberLocked(file, now_ns);
-    if (judgement != Judgement::kResident) {
+    const auto found = judgement == Judgement::kResident ? records_.find(file.key) : records_.end();
+    if (judgement != Judgement::kResident ||
+        (found != records_.end() && now_ns - found->second.resident_seen_ns < kResidentLookNs)) {
       stats_.judged[static_cast<size_t>(judgement)]++;
       return judgement;
     }
@@ -172,6 +174,10 @@ BlindReads::Judgement BlindReads::Judge(const File& file, int fd, int64_t now_ns
   judgement = Resident(fd, static_cast<size_t>(file.size)) ? Judgement::kResident : Judgement::kNotResident;
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.judged[static_cast<size_t>(judgement)]++;
+  if (judgement == Judgement::kResident) {
+    const auto found = records_.find(file.key);
+    if (found != records_.end()) found->second.resident_seen_ns = now_ns;
+  }
   return judgement;
 }
 

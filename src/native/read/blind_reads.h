@@ -27,7 +27,8 @@ namespace smartread {
 //   - one read lately, unchanged, is read on the calling thread and timed; from kResidencyFrom
 //     bytes a sample of its pages is first looked at through a mapping (mincore: overlayfs maps
 //     the layer's file, whose pages the read would copy), a few microseconds, a small part of
-//     such a read and far less than a wait for the device;
+//     such a read and far less than a wait for the device, and the look holds for
+//     kResidentLookNs;
 //   - a read on the calling thread that took longer than the fast path's budget allows for its
 //     size was misjudged (its pages had gone, or the filesystem answers slowly): it is counted,
 //     the file goes back to the engines until they have read it again, and kStrikes such reads
@@ -121,6 +122,12 @@ class BlindReads {
   // a twentieth of a warm 1 MiB read; every page of it (16.9 us) cost a quarter.
   static constexpr size_t kResidencyFrom = size_t{1} << 20;
   static constexpr size_t kResidencySamples = 3;
+  // A look at a file's pages holds for this long: a loop of reads of one large file looks once
+  // in this time, not at every read (the look is ~10 us of a ~100 us read on overlay here). Pages
+  // just seen in memory, and read since, are the last the kernel would evict under pressure; an
+  // eviction on purpose in between (fadvise, drop_caches) costs one read, timed and counted as a
+  // misjudgement.
+  static constexpr int64_t kResidentLookNs = 2000000;
   // Where opens ask a server, a file from this size is not opened on the calling thread: on FUSE
   // its pages come from the daemon whatever became of them (see WorthOpening).
   static constexpr size_t kFromServerMax = size_t{256} << 10;
@@ -155,6 +162,8 @@ class BlindReads {
     off_t size;
     int64_t mtime_ns;
     int64_t seen_ns;
+    // When mincore last saw the sampled pages in memory (0: never).
+    int64_t resident_seen_ns = 0;
   };
 
   Filesystem* FindLocked(dev_t dev);
