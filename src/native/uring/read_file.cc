@@ -171,7 +171,9 @@ void FileRead::TakeHintedReads() {
   }
   // Not the size it was: on without a size, from a block holding what was read. A READ past the
   // end that gave nothing found EOF; one that gave something leaves the block full, so that a
-  // STATX sizes the rest (as after a first block filled).
+  // STATX sizes the rest (as after a first block filled). The name's hint goes: its next read
+  // looks at it afresh (the fast path's O_PATH look), and keeps what it finds.
+  ring_->instance().fast_path.Forget(path_.c_str());
   const size_t length = whole + past;
   uint8_t* block = static_cast<uint8_t*>(malloc(std::max(length, kFirstBlock)));
   if (block == nullptr) return Fail(Failure::Errno(ENOMEM, Syscall::kRead));
