@@ -385,7 +385,7 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
     }
   });
 
-  test('a list too short for runs from its start hands half of what is left to one when more than a turn\'s share of work is left', async (t) => {
+  test('a list too short for runs from its start hands half of what is left to one when more than two turns\' share of work is left', async (t) => {
     // A run is handed out once the fast path has spent a turn's share on hits (openat2).
     if (!addonWithTuningRestored(t, 'runs on pool threads are part of the addon') || skipWithoutOpenat2(t)) return;
     // A turn's share of 25 µs: spent after a few files of 64 KiB, with most of the list left.
@@ -424,7 +424,11 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
       // Not with a concurrency of 1.
       assert.equal(await poolRuns(() => readMany(list, { concurrency: 1 })), 0, `${kind}: concurrency 1`);
     }
-    setTuning({ readManyThreads: 0 });
+    // Less work left than two turns' share (a turn's share of 0.5 s here): the JS thread alone.
+    setTuning({ fastPathBudgetUs: 1_000_000 });
+    assert.equal(await poolRuns(() => readMany(Array.from({ length: 100 }, (_, i) => path.join(tempDirs.disk, `handoff-${i}`)))), 0,
+      'less than two turns\' share of work: none');
+    setTuning({ readManyThreads: 0, fastPathBudgetUs: 50 });
     assert.equal(await poolRuns(() => readMany(Array.from({ length: 100 }, (_, i) => path.join(tempDirs.disk, `handoff-${i}`)))), 0,
       'readManyThreads 0: none');
   });

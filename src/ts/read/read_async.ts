@@ -712,15 +712,21 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
   // that the lanes do not end long before the last run does.
   let elsewhere = elsewhereFromStart;
   // A shorter list gets one run there once the fast path's runs on the JS thread show more
-  // than a turn's share of work left at their pace (large files: 64 cached files of 64 KiB),
-  // half of what is left, read while the lanes go on with the other half. Less than that the
-  // JS thread reads sooner than a thread hop allows (64 cached files of 4 KiB: 0.64-0.68x the
-  // smartReadSync loop in the bench when they were handed off too, 0.97 without).
+  // than two turns' share of work left at their pace (large files: 64 cached files of 64 KiB),
+  // half of what is left, read while the lanes go on with the other half: the run then spares
+  // the JS thread at least a turn's share, more than the JS thread's wait for it costs. That
+  // wait is where this VM's wake-ups show: the JS thread, done with its half, sleeps until the
+  // pool thread's run settles. Less work than that is read sooner on the JS thread alone. 64
+  // cached files of 4 KiB leave 48 after the first run, 190-290 us at their pace, about one
+  // turn's share (250 us): handed off at one turn's share, readMany's p99 in the bench on
+  // overlay was 3.9-4.0 ms (0.7-0.9 without), and it made 0.76-0.79x the smartReadSync loop
+  // there (tmpfs 0.69-0.73, ext4 0.74-1.12); at two, 0.83-0.96 (tmpfs 0.81-0.95, ext4
+  // 0.93-0.97), while 64 of 64 KiB are still handed off (overlay 0.94-1.03, then 0.96-1.01).
   let handedOff: Promise<void> | null = null;
   const handOffHalf = () => {
     const remaining = list.length - next;
     if (!mayHandOff || elsewhere || handedOff !== null || failed || remaining < kHandOffMin || coldStretch > 0 ||
-      inlineFiles === 0 || remaining * (inlineMs / inlineFiles) < turnBudgetMs) {
+      inlineFiles === 0 || remaining * (inlineMs / inlineFiles) < 2 * turnBudgetMs) {
       return;
     }
     elsewhere = true;
