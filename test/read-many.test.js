@@ -424,13 +424,12 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
       // Not with a concurrency of 1.
       assert.equal(await poolRuns(() => readMany(list, { concurrency: 1 })), 0, `${kind}: concurrency 1`);
     }
+    const onDisk = Array.from({ length: 100 }, (_, i) => path.join(tempDirs.disk, `handoff-${i}`));
     // Less work left than two turns' share (a turn's share of 0.5 s here): the JS thread alone.
     setTuning({ fastPathBudgetUs: 1_000_000 });
-    assert.equal(await poolRuns(() => readMany(Array.from({ length: 100 }, (_, i) => path.join(tempDirs.disk, `handoff-${i}`)))), 0,
-      'less than two turns\' share of work: none');
+    assert.equal(await poolRuns(() => readMany(onDisk)), 0, 'less than two turns\' share of work: none');
     setTuning({ readManyThreads: 0, fastPathBudgetUs: 50 });
-    assert.equal(await poolRuns(() => readMany(Array.from({ length: 100 }, (_, i) => path.join(tempDirs.disk, `handoff-${i}`)))), 0,
-      'readManyThreads 0: none');
+    assert.equal(await poolRuns(() => readMany(onDisk)), 0, 'readManyThreads 0: none');
   });
 
   test('a concurrency of 1 reads on the JS thread alone', async (t) => {

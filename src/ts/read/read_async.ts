@@ -142,6 +142,9 @@ const kShortList = 8;
 // to one (see handOffHalf in readMany): fewer are read sooner on the JS thread than a thread hop
 // would allow, whatever their size.
 const kHandOffMin = 8;
+// A list too short for runs from its start hands half of what is left to one run elsewhere only
+// when more than this many turns' share of work is left (see handOffHalf in readMany).
+const kHandOffTurns = 2;
 
 // One 'abort' listener per signal, shared by all the reads waiting on it (hundreds, in a
 // readMany), removed when the last of them settles.
@@ -726,7 +729,7 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
   const handOffHalf = () => {
     const remaining = list.length - next;
     if (!mayHandOff || elsewhere || handedOff !== null || failed || remaining < kHandOffMin || coldStretch > 0 ||
-      inlineFiles === 0 || remaining * (inlineMs / inlineFiles) < 2 * turnBudgetMs) {
+      inlineFiles === 0 || remaining * (inlineMs / inlineFiles) < kHandOffTurns * turnBudgetMs) {
       return;
     }
     elsewhere = true;
