@@ -9,7 +9,7 @@ const path = require('node:path');
 const { pageCacheResidency, smartRead, smartReadSync, readMany, engineInfo, tuning, setTuning } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, writePattern, assertSameBytes, errorFacts, setUpAsyncEngines, runToEnd, evictCompletely,
-  skipUnlessAvailable, countLoopTurns, spendTheTurnOnEachRead,
+  skipUnlessAvailable, countLoopTurns, spendTheTurnOnEachRead, syscallCounts, statCalls,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -315,32 +315,6 @@ test('smartRead after the files changed: new bytes of the same size, grown, shru
     }
   }
 });
-
-// The calls a child makes to each of `syscalls` (all its threads), counted by strace -c: the
-// child runs `script` with `args` in process.argv[1...]. Null, with the test skipped, where
-// strace is missing.
-async function syscallCounts(t, syscalls, script, args) {
-  const probe = await runToEnd('strace', ['-V']).catch((err) => ({ code: -1, stderr: err.message }));
-  if (probe.code !== 0) {
-    t.skip(`strace is not available (${probe.stderr.trim()}); apt-get install -y strace`);
-    return null;
-  }
-  const traced = await runToEnd('strace', ['-f', '-c', '-U', 'name,calls', '-e', `trace=${syscalls.join(',')}`,
-    process.execPath, '-e', script, ...args], { env: { UV_USE_IO_URING: '0' }, timeoutMs: 60000 });
-  assert.equal(traced.code, 0, traced.stderr);
-  const calls = { output: traced.stderr };
-  for (const line of traced.stderr.split('\n')) {
-    const match = /^\s*(\w+)\s+(\d+)\s*$/.exec(line);
-    if (match && syscalls.includes(match[1])) calls[match[1]] = Number(match[2]);
-  }
-  for (const name of syscalls) calls[name] ??= 0;
-  return calls;
-}
-
-/** The stat calls of every kind among syscallCounts' counts. */
-function statCalls(calls) {
-  return calls.fstat + calls.newfstatat + calls.statx;
-}
 
 // What reading as before saves is the fstat: counted with strace in a child.
 test('smartRead of a cached file it read before on the disk opens and reads it, without fstat', async (t) => {

@@ -19,6 +19,7 @@ const {
 const {
   checkNoFdLeak, useTempDirs, patternBuffer, assertSameBytes, errorFacts, thrownBy, rejectionOf, setUpAsyncEngines,
   strategyUnavailableReason, unreachableWithoutRoot, stdoutLines, withinTime, evictCompletely, forcedPlatform,
+  syscallCounts, statCalls,
 } = require('./helpers');
 const { useMounts } = require('./mounts');
 
@@ -415,6 +416,45 @@ for (const { kind, label } of mounts.all) {
         // And the read it explains reads the file.
         assertSameBytes(await smartRead(file), fs.readFileSync(file), `${size} bytes`);
       }
+    });
+
+    // A name read lately is read as it was, judged by its name (BlindReads), without an fstat:
+    // what makes a hit here cost no more than fs.readFileSync's read. Counted with strace in a
+    // child.
+    test('smartRead of a file it read lately reads it on the calling thread as before: no fstat a read', async (t) => {
+      const mount = mountFor(t, kind);
+      if (!mount) return;
+      if (!native) {
+        t.skip('the fast path is part of the addon');
+        return;
+      }
+      const file = through(mount, writeFlushed(path.join(mount.backingDir, 'as-before', 'file'), contentOf(10 * KiB)));
+      const reads = 1000;
+      const script = `
+        const fs = require('node:fs');
+        const { smartRead, metrics } = require('smartread');
+        const [file, reads] = [process.argv[1], Number(process.argv[2])];
+        const expected = fs.readFileSync(file);
+        (async () => {
+          // The first read of a file there is the engines' (and remembered); the next are hits.
+          if (reads > 0 && !(await smartRead(file)).equals(expected)) throw new Error('wrong bytes in the first read');
+          metrics.reset();
+          for (let i = 0; i < reads; i++) {
+            if (!(await smartRead(file)).equals(expected)) throw new Error('wrong bytes in read ' + i);
+          }
+          const { hits, misses } = metrics().fastPath;
+          if (hits < reads * 0.9) throw new Error('the fast path hit ' + hits + ' times and missed ' + misses);
+        })();
+      `;
+      const syscalls = ['openat', 'openat2', 'fstat', 'newfstatat', 'statx'];
+      const calls = await syscallCounts(t, syscalls, script, [file, String(reads)]);
+      if (!calls) return;
+      // Node's start-up stats its modules hundreds of times: what the same child stats without
+      // reading is taken off.
+      const startUp = await syscallCounts(t, syscalls, script, [file, '0']);
+      assert.ok(calls.openat2 >= reads * 0.9, `openat2: ${calls.openat2}: the fast path opened the files\n${calls.output}`);
+      const stats = statCalls(calls) - statCalls(startUp);
+      assert.ok(stats < reads / 4, `${stats} stats for ${reads} reads (${statCalls(startUp)} at start-up)\n${calls.output}`);
     });
   });
 }
