@@ -191,6 +191,21 @@ bool BlindReads::Cooling(dev_t dev) {
   return true;
 }
 
+BlindReads::Device BlindReads::Before(dev_t dev, int64_t now_ns) {
+  Device out;
+  if (!any_.load(std::memory_order_relaxed)) return out;
+  // The caller's clock was not read: none was known when it began (a pool thread found one since).
+  if (now_ns == 0) now_ns = MonotonicNs();
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Filesystem* fs = FindLocked(dev);
+  if (fs == nullptr) return out;
+  out.known = KnownAt(fs, now_ns);
+  out.cooling = now_ns < fs->cooling_until_ns;
+  out.opens_may_wait = fs->name != "overlay" && (out.known || now_ns < fs->known_until_ns - kKnownNs + kOpensMayWaitNs);
+  if (out.cooling) stats_.judged[static_cast<size_t>(Judgement::kCooling)]++;
+  return out;
+}
+
 bool BlindReads::CoolingNow(dev_t dev) const {
   if (!any_.load(std::memory_order_relaxed)) return false;
   const int64_t now_ns = MonotonicNs();

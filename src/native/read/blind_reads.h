@@ -108,6 +108,15 @@ class BlindReads {
   // Whether reads of `dev` are not to be opened on the calling thread for now: the callers ask
   // before they open a file they know to be there. Counted as a kCooling judgement when so.
   bool Cooling(dev_t dev);
+  // Known(), Cooling() and OpensMayWait() of `dev` in one look, as of `now_ns` (when the caller
+  // started to open a file there; 0: not known, read here): a name read before asks all three
+  // before each read, and each alone reads the clock and takes the lock.
+  struct Device {
+    bool known = false;
+    bool cooling = false;
+    bool opens_may_wait = false;
+  };
+  Device Before(dev_t dev, int64_t now_ns);
   // The same, asked afterwards: counting nothing.
   bool CoolingNow(dev_t dev) const;
   // The judgement a read of `file` would get now, counting and remembering nothing (no mincore:

@@ -97,19 +97,23 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
   BlindReads& blind = *instance.blind;
   // Where the kernel will not say whether a read waits (BlindReads), the open is timed too: on
   // FUSE and NFS an open alone waits for the server.
-  const int64_t opened_ns = blind.Any() ? MonotonicNs() : 0;
+  int64_t opened_ns = blind.Any() ? MonotonicNs() : 0;
   const bool known_regular = remember && hints.KnownRegular(path, &known_size, &batchable, &known_dev);
+  BlindReads::Device device;
   if (known_regular && known_dev != 0) {
-    if (blind.Cooling(known_dev)) return Outcome::kMiss;
+    device = blind.Before(known_dev, opened_ns);
+    // None was known as this began, and a pool thread has found one since: timed from here.
+    if (opened_ns == 0 && (device.known || device.opens_may_wait)) opened_ns = MonotonicNs();
+    if (device.cooling) return Outcome::kMiss;
     // Where an open waits for a server, only a file read lately is opened here at all.
-    if (blind.OpensMayWait(known_dev) &&
+    if (device.opens_may_wait &&
         !blind.WorthOpening({FastPathHints::Hash(path), known_dev, static_cast<off_t>(known_size), -1}, opened_ns)) {
       return Outcome::kWarming;
     }
   }
   // A name read before is read as it was, without fstat: asked not to wait where the filesystem
   // honours RWF_NOWAIT, and where it refuses it (known_dev is BlindReads'), judged by its name.
-  const bool judged_before = known_regular && !batchable && known_dev != 0 && blind.Known(known_dev);
+  const bool judged_before = known_regular && !batchable && known_dev != 0 && device.known;
   const bool read_before = known_regular && (batchable || judged_before);
   // A name known without its device (a reader that did not say) is looked at like a new one
   // where some filesystem refuses RWF_NOWAIT: it may be there, and its open wait for a server.
@@ -161,7 +165,8 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
   DestBuffer dest;
   if (read_before && known_size > 0 && known_size <= max_size && known_size <= kReadAsBeforeMax) {
     const BlindReads::File named{FastPathHints::Hash(path), known_dev, static_cast<off_t>(known_size), -1};
-    const BlindReads::Judgement judged = judged_before ? blind.Judge(named, fd, MonotonicNs()) : BlindReads::Judgement::kRecentRead;
+    // Judged as of the open: a read lately then is one now (kRecentNs is a minute).
+    const BlindReads::Judgement judged = judged_before ? blind.Judge(named, fd, opened_ns) : BlindReads::Judgement::kRecentRead;
     if (!BlindReads::ReadsInline(judged)) {
       const int64_t now = MonotonicNs();
       blind.Timed(named, now - opened_ns, BudgetOf(instance).SlowNs(known_size), now, false);

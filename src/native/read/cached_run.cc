@@ -87,12 +87,15 @@ class RunJob final : public PoolJob {
     struct stat st {};
     // As on the JS thread: opens are timed where the kernel will not say whether a read waits,
     // and not made where that filesystem's reads wait too often lately (BlindReads).
-    const int64_t opened_ns = blind->Any() ? MonotonicNs() : 0;
-    if (item.dev != 0 && blind->Cooling(item.dev)) {
+    int64_t opened_ns = blind->Any() ? MonotonicNs() : 0;
+    const BlindReads::Device device = item.dev != 0 ? blind->Before(item.dev, opened_ns) : BlindReads::Device{};
+    // None was known as this began, and the JS thread has found one since: timed from here.
+    if (opened_ns == 0 && (device.known || device.opens_may_wait)) opened_ns = MonotonicNs();
+    if (device.cooling) {
       item.result = kRunMiss;
       return;
     }
-    if (item.dev != 0 && blind->OpensMayWait(item.dev) &&
+    if (device.opens_may_wait &&
         !blind->WorthOpening({FastPathHints::Hash(item.path.c_str()), item.dev, static_cast<off_t>(item.known), -1}, opened_ns)) {
       item.result = kRunWarming;
       return;
