@@ -446,6 +446,29 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
 });
 
 describe("'auto': short lists, and lanes started as reads wait", () => {
+  // The pages of a Buffer from the pool are in place; a new one's faulted in as the run's results
+  // were copied into it (64 cached files of 4 KiB on overlay: 16-58 faults a call, against 0.1-0.3).
+  test("a run's small results share one Buffer, a block of the pool where they come to blockPoolFrom together", async (t) => {
+    if (!addonWithTuningRestored(t, 'the pool is part of the addon')) return;
+    const { metrics } = require('smartread');
+    // Every run on the JS thread (a run on a pool thread has a slab of its own).
+    setTuning({ readManyThreads: 0 });
+    const list = files.slice(0, 64);
+    await readMany(list);
+    metrics.reset();
+    const results = await readMany(list);
+    assertInOrder(results, list.map((_, i) => i), '64 cached files');
+    // Runs of 16, then of the 48 left: each run's results are views of one Buffer.
+    assert.ok(new Set(results.map((r) => r.buffer)).size <= 2, 'two runs, two Buffers at most');
+    const { hits, misses } = metrics().blockPool;
+    // The first run alone holds 16 x 4 KiB: 64 KiB, the pool's threshold on Node 20 and 22.
+    if (tuning().blockPoolFrom <= 16 * 4096) {
+      assert.ok(hits + misses >= 1, `the runs' Buffers came from the pool: ${JSON.stringify(metrics().blockPool)}`);
+    } else {
+      assert.equal(hits + misses, 0, `below blockPoolFrom (${tuning().blockPoolFrom}), Node's allocator: ${JSON.stringify(metrics().blockPool)}`);
+    }
+  });
+
   test('a list of up to 8 paths gives what a longer one gives: bytes, encodings, errors in order, settle', async () => {
     assertInOrder(await readMany(files.slice(0, 1)), [0], 'one path');
     assertInOrder(await readMany([files[0], Buffer.from(files[1]), files[2]]), [0, 1, 2], 'a Buffer path among them');

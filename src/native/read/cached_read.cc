@@ -388,10 +388,12 @@ Napi::Value CachedReadBatch(const Napi::CallbackInfo& info, Instance& instance,
     }
     return Napi::Env(env).Undefined();
   }
-  void* data;
-  napi_value slab;
-  if (napi_create_buffer(env, slab_size, &data, &slab) != napi_ok) return Napi::Value();
-  uint8_t* slab_data = static_cast<uint8_t*>(data);
+  // From the block pool where results of its size are (64 KiB and more on Node 20 and 22): its
+  // pages are in place, where a new Buffer's would fault in as the run's results are copied.
+  DestBuffer dest;
+  if (!NewDestBuffer(env, instance.blocks.get(), slab_size, &dest)) return Napi::Value();
+  napi_value slab = dest.value;
+  uint8_t* slab_data = dest.data;
   for (size_t k = 0; k < count; k++) {
     if (results[2 * k] > 0) {
       memcpy(slab_data + results[2 * k + 1], slots + k * kSmallFileMax, static_cast<size_t>(results[2 * k]));
