@@ -78,7 +78,10 @@ bool BlindReads::OpensMayWait(dev_t dev) const {
   if (!any_.load(std::memory_order_relaxed)) return false;
   const int64_t now_ns = MonotonicNs();
   std::lock_guard<std::mutex> lock(mutex_);
-  const Filesystem* fs = FindLocked(dev);
+  return OpensMayWaitAt(FindLocked(dev), now_ns);
+}
+
+bool BlindReads::OpensMayWaitAt(const Filesystem* fs, int64_t now_ns) {
   return fs != nullptr && fs->name != "overlay" &&
          (KnownAt(fs, now_ns) || now_ns < fs->known_until_ns - kKnownNs + kOpensMayWaitNs);
 }
@@ -181,16 +184,6 @@ BlindReads::Judgement BlindReads::Judge(const File& file, int fd, int64_t now_ns
   return judgement;
 }
 
-bool BlindReads::Cooling(dev_t dev) {
-  if (!any_.load(std::memory_order_relaxed)) return false;
-  const int64_t now_ns = MonotonicNs();
-  std::lock_guard<std::mutex> lock(mutex_);
-  const Filesystem* fs = FindLocked(dev);
-  if (fs == nullptr || now_ns >= fs->cooling_until_ns) return false;
-  stats_.judged[static_cast<size_t>(Judgement::kCooling)]++;
-  return true;
-}
-
 BlindReads::Device BlindReads::Before(dev_t dev, int64_t now_ns) {
   Device out;
   if (!any_.load(std::memory_order_relaxed)) return out;
@@ -201,7 +194,7 @@ BlindReads::Device BlindReads::Before(dev_t dev, int64_t now_ns) {
   if (fs == nullptr) return out;
   out.known = KnownAt(fs, now_ns);
   out.cooling = now_ns < fs->cooling_until_ns;
-  out.opens_may_wait = fs->name != "overlay" && (out.known || now_ns < fs->known_until_ns - kKnownNs + kOpensMayWaitNs);
+  out.opens_may_wait = OpensMayWaitAt(fs, now_ns);
   if (out.cooling) stats_.judged[static_cast<size_t>(Judgement::kCooling)]++;
   return out;
 }

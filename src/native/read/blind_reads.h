@@ -105,19 +105,17 @@ class BlindReads {
   // there; else only its open and fstat, before the engines take it): longer than `slow_ns` was
   // misjudged (on FUSE or NFS an open alone waits for the server).
   void Timed(const File& file, int64_t elapsed_ns, int64_t slow_ns, int64_t now_ns, bool read_inline);
-  // Whether reads of `dev` are not to be opened on the calling thread for now: the callers ask
-  // before they open a file they know to be there. Counted as a kCooling judgement when so.
-  bool Cooling(dev_t dev);
-  // Known(), Cooling() and OpensMayWait() of `dev` in one look, as of `now_ns` (when the caller
-  // started to open a file there; 0: not known, read here): a name read before asks all three
-  // before each read, and each alone reads the clock and takes the lock.
+  // What the callers ask of `dev` before they open a file there, in one look, as of `now_ns`
+  // (when the caller started to open it; 0: not known, read here): Known(); `cooling`, whether
+  // reads there are not to be opened on the calling thread for now (counted as a kCooling
+  // judgement when so); and OpensMayWait().
   struct Device {
     bool known = false;
     bool cooling = false;
     bool opens_may_wait = false;
   };
   Device Before(dev_t dev, int64_t now_ns);
-  // The same, asked afterwards: counting nothing.
+  // Whether `dev` cools now, asked after Before(): counting nothing.
   bool CoolingNow(dev_t dev) const;
   // The judgement a read of `file` would get now, counting and remembering nothing (no mincore:
   // kResident stands for "its pages are looked at"); false where its filesystem is not known to
@@ -180,6 +178,8 @@ class BlindReads {
   static bool KnownAt(const Filesystem* fs, int64_t now_ns) {
     return fs != nullptr && (now_ns < fs->known_until_ns || now_ns < fs->cooling_until_ns);
   }
+  // OpensMayWait() of `fs`, with the lock held.
+  static bool OpensMayWaitAt(const Filesystem* fs, int64_t now_ns);
   // Whether every page of the file's first `size` bytes is in memory.
   static bool Resident(int fd, size_t size);
 

@@ -135,11 +135,12 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
       *failure = Failure::Errno(EISDIR, Syscall::kRead);
       return Outcome::kFailed;
     }
-    if (fit == Fit::kFits && blind.Known(st.st_dev)) {
+    const BlindReads::Device device_now = fit == Fit::kFits ? blind.Before(st.st_dev, opened_ns) : BlindReads::Device{};
+    if (device_now.known) {
       // Left to the engines without an open here: the hints keep its device, so that io_uring
       // opens it on a worker where opens wait (Ring::Read), and the next read is judged first.
-      const Outcome refused = blind.Cooling(st.st_dev) ? Outcome::kMiss
-          : blind.OpensMayWait(st.st_dev) &&
+      const Outcome refused = device_now.cooling ? Outcome::kMiss
+          : device_now.opens_may_wait &&
                     !blind.WorthOpening(remember ? BlindReads::Named(FastPathHints::Hash(path), st) : BlindReads::Inode(st), opened_ns)
               ? Outcome::kWarming : Outcome::kHit;
       if (refused != Outcome::kHit) {

@@ -114,10 +114,10 @@ class RunJob final : public PoolJob {
       if (!fits) return;
       const BlindReads::File file = confinement.confined() ? BlindReads::Inode(st)
                                                            : BlindReads::Named(FastPathHints::Hash(item.path.c_str()), st);
-      if (blind->Known(st.st_dev) &&
-          (blind->Cooling(st.st_dev) || (blind->OpensMayWait(st.st_dev) && !blind->WorthOpening(file, opened_ns)))) {
+      const BlindReads::Device device_now = blind->Before(st.st_dev, opened_ns);
+      if (device_now.known && (device_now.cooling || (device_now.opens_may_wait && !blind->WorthOpening(file, opened_ns)))) {
         // As on the JS thread, the hints keep its device (see Settle).
-        item.result = blind->CoolingNow(st.st_dev) ? kRunMiss : kRunWarming;
+        item.result = device_now.cooling ? kRunMiss : kRunWarming;
         item.blind = true;
         item.read_dev = st.st_dev;
         item.size = static_cast<uint64_t>(st.st_size);
