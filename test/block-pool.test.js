@@ -319,13 +319,26 @@ test("dropped results are collected as Node's own Buffers are, by scavenges, and
     t.skip(`V8 ${process.versions.v8} does not scavenge reliably for young Buffers' bytes`);
     return;
   }
-  const nodes = await collectionsDuring(40, () => fs.readFileSync(file));
   for (const reader of readers) {
     if (reader.strategy && skipUnlessAvailable(t, reader.strategy)) continue;
-    await emptyPool();
-    const ours = await collectionsDuring(40, () => reader.read(file));
+    // A reader's own objects cost a few full collections of this small heap too: the forced
+    // collections before the count leave the old space's limit just above the heap, and what
+    // scavenges promote crosses it. Beside three other test files, readMany's calls had 0 to 2
+    // such collections in ten runs, 2 in five of them ('allocation failure' on a 5.5 MB heap),
+    // and beside five others 3 in one run of eight, where the other readers had 0 or 1. A pool
+    // whose results only full collections find had 4 or 5 for smartRead 'auto'. So up to 3
+    // more than Node's count, and a second try beside a fresh count of Node's; that pool fails
+    // both.
+    let nodes;
+    let ours;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      nodes = await collectionsDuring(40, () => fs.readFileSync(file));
+      await emptyPool();
+      ours = await collectionsDuring(40, () => reader.read(file));
+      if (ours.full <= nodes.full + 3 && pool().misses <= 8) break;
+    }
     const what = `${reader.name}, 40 reads of 8 MiB: ${ours.full} full collections (fs.readFileSync: ${nodes.full})`;
-    assert.ok(ours.full <= nodes.full + 2, what);
+    assert.ok(ours.full <= nodes.full + 3, what);
     assert.ok(pool().misses <= 8, `${what}; blocks recycled, not mapped anew: ${JSON.stringify(pool())}`);
   }
 });
