@@ -34,11 +34,11 @@ test('cached reads under auto are fast-path hits (an engine on the JS fallback),
   for (let i = 0; i < 3; i++) await smartRead(file);
   const m = metrics();
   if (native) {
-    assert.deepEqual(m.fastPath, { hits: 3, misses: 0, judged: noJudgements });
+    assert.deepEqual(m.fastPath, { hits: 3, misses: 0, tooLarge: 0, judged: noJudgements });
     assert.equal(m.strategies['fast-path'].reads, 3);
     assert.equal(m.strategies['fast-path'].bytes, 9000);
   } else {
-    assert.deepEqual(m.fastPath, { hits: 0, misses: 0, judged: noJudgements });
+    assert.deepEqual(m.fastPath, { hits: 0, misses: 0, tooLarge: 0, judged: noJudgements });
     assert.equal(m.strategies.js.reads, 3);
     assert.equal(m.strategies.js.bytes, 9000);
   }
@@ -59,11 +59,11 @@ test('a file past the fast path\'s limit misses it and is served by the engine',
   await smartRead(file);
   const m = metrics();
   if (native) {
-    assert.deepEqual(m.fastPath, { hits: 0, misses: 1, judged: noJudgements });
+    assert.deepEqual(m.fastPath, { hits: 0, misses: 1, tooLarge: 1, judged: noJudgements });
     assert.equal(m.strategies[engineServing].reads, 1);
     assert.equal(m.strategies[engineServing].bytes, size);
   } else {
-    assert.deepEqual(m.fastPath, { hits: 0, misses: 0, judged: noJudgements });
+    assert.deepEqual(m.fastPath, { hits: 0, misses: 0, tooLarge: 0, judged: noJudgements });
     assert.equal(m.strategies.js.reads, 1);
     assert.equal(m.strategies.js.bytes, size);
   }
@@ -176,6 +176,8 @@ test('metrics.prometheus() is valid Prometheus text that says what metrics() say
   assert.equal(samples.get(`smartread_read_duration_seconds_bucket{strategy="${served}",le="+Inf"}`), timed);
   assert.equal(samples.get(`smartread_read_duration_seconds_count{strategy="${served}"}`), timed);
   if (native) assert.equal(samples.get('smartread_fast_path_total{outcome="hit"}'), 1);
+  assert.equal(types.get('smartread_fast_path_too_large_total'), 'counter');
+  assert.equal(samples.get('smartread_fast_path_too_large_total{}'), metrics().fastPath.tooLarge);
 });
 
 test('registerPromClient serves the same metrics from a prom-client registry', async () => {
@@ -190,6 +192,7 @@ test('registerPromClient serves the same metrics from a prom-client registry', a
   assert.equal(samples.get(`smartread_reads_total{strategy="${served}"}`), 2);
   assert.equal(samples.get(`smartread_read_bytes_total{strategy="${served}"}`), 1554);
   assert.equal(samples.get(`smartread_read_duration_seconds_count{strategy="${served}"}`), 2, 'registering turns latencies on');
+  assert.equal(samples.get('smartread_fast_path_too_large_total{}'), 0, 'a family without labels');
 });
 
 test("every read is published on the diagnostics channel 'smartread:read' while someone subscribes", async () => {
@@ -230,7 +233,7 @@ test('metrics.enable(false) stops the counting; the channel still publishes', as
   }
   const m = metrics();
   assert.equal(Object.values(m.strategies).reduce((sum, s) => sum + s.reads, 0), 0);
-  assert.deepEqual(m.fastPath, { hits: 0, misses: 0, judged: noJudgements });
+  assert.deepEqual(m.fastPath, { hits: 0, misses: 0, tooLarge: 0, judged: noJudgements });
   assert.equal(seen.length, 2);
   await smartRead(file);
   assert.equal(Object.values(metrics().strategies).reduce((sum, s) => sum + s.reads, 0), 1, 'counting again');

@@ -48,6 +48,10 @@ export interface MetricsSnapshot {
     hits: number;
     /** Reads it passed on to io_uring or the thread pool. */
     misses: number;
+    /** Of those misses, files whose path and pages were in memory but too large to copy within
+     * the fast path's budget (`tuning().fastPathBudgetUs`): opened at once and read in parallel
+     * chunks. */
+    tooLarge: number;
     /** Where the kernel will not say whether a read would wait (overlayfs, FUSE, NFS refuse
      * RWF_NOWAIT), how the fast path decided, judging from earlier reads: `firstRead` (not read
      * lately, or changed: to the engines), `recentRead` (read lately: on the calling thread),
@@ -149,7 +153,7 @@ const counters = new Map<ServedBy, Counters>(servedByNames.map((name) => [name, 
   reads: 0, bytes: 0, errors: 0, timed: 0, sumSeconds: 0, buckets: new Float64Array(latencyBuckets.length + 1),
 }]));
 const errorsByCode = new Map<string, number>();
-const fastPath = { hits: 0, misses: 0 };
+const fastPath = { hits: 0, misses: 0, tooLarge: 0 };
 
 /** Every ended read is published here ({ path, strategy, bytes, seconds, error }) to subscribers. */
 export const readChannel = diagnosticsChannel.channel('smartread:read');
@@ -167,6 +171,11 @@ export function countFastPath(hit: boolean): void {
   if (!countingEnabled) return;
   if (hit) fastPath.hits++;
   else fastPath.misses++;
+}
+
+/** A miss of a cached file too large for the fast path (counted as a miss too). */
+export function countTooLarge(): void {
+  if (countingEnabled) fastPath.tooLarge++;
 }
 
 /** Accounts for one ended read; `started` is a performance.now() reading, or -1 if not timed. */
@@ -261,6 +270,12 @@ function families(): Family[] {
     {
       name: 'smartread_fast_path_total', help: "Reads 'auto' tried on the cache-hit fast path, by outcome.", type: 'counter',
       values: [{ labels: { outcome: 'hit' }, value: s.fastPath.hits }, { labels: { outcome: 'miss' }, value: s.fastPath.misses }],
+    },
+    {
+      name: 'smartread_fast_path_too_large_total',
+      help: 'Misses of the fast path on files in memory but too large to copy within its budget, read in parallel chunks.',
+      type: 'counter',
+      values: [{ labels: {}, value: s.fastPath.tooLarge }],
     },
     {
       name: 'smartread_fast_path_judged_total',
@@ -388,7 +403,7 @@ export const metrics: Metrics = Object.assign(snapshot, {
       c.buckets.fill(0);
     }
     errorsByCode.clear();
-    fastPath.hits = fastPath.misses = 0;
+    fastPath.hits = fastPath.misses = fastPath.tooLarge = 0;
     Object.assign(judgedZero, native?.blindReadsStats() ?? noJudgements);
     const stats = native?.blockPoolStats() ?? null;
     if (stats !== null) Object.assign(blockPoolZero, { hits: stats.hits, misses: stats.misses, released: stats.released, declined: stats.declined });

@@ -9,7 +9,7 @@ import { sep } from 'node:path';
 import { originalPromisesReadFile, originalReadFile } from '../common/fs_originals';
 import { isRawFailure, type RawFailure, type RawResult } from '../common/raw';
 import { fastPathTurnMs, kCachedRunMax, kElsewhereRunMax, kRunMiss, kRunWarming, loadReport, tuning } from '../engine/engine';
-import { countFastPath, recordRead, timing, type ServedBy } from './metrics';
+import { countFastPath, countTooLarge, recordRead, timing, type ServedBy } from './metrics';
 import { Root, type ConfineOptions } from './confine';
 import { turnSpent, waitForNextTurn } from './turn_clock';
 
@@ -323,6 +323,7 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
       const endUse = req.root?.use();
       endStartUse?.();
       // A large file the fast path found cached goes out in parallel chunks at once.
+      if (raw === false) countTooLarge();
       const pending = raw === false && engine.readLarge && typeof target !== 'number'
         ? engine.readLarge(target, req.flags, id, confine)
         : engine.read(target, req.flags, true, id, confine);
