@@ -373,8 +373,10 @@ Napi::Value CachedReadBatch(const Napi::CallbackInfo& info, Instance& instance,
       case Outcome::kWarming:
         results[2 * k] = kWarmingMiss;
         break;
-      case Outcome::kMiss:
       case Outcome::kTooLarge:
+        results[2 * k] = kTooLargeMiss;
+        break;
+      case Outcome::kMiss:
       case Outcome::kFailed:
         break;
       case Outcome::kJsException:

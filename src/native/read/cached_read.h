@@ -57,18 +57,21 @@ constexpr int32_t kNotReached = -3;
 // ...and for a miss that the engines will make a hit of (see BlindReads: a file on overlayfs or
 // FUSE read for the first time lately): not a hit, but not the sign of a cold list either.
 constexpr int32_t kWarmingMiss = -5;
+// ...and for a regular file whose path is cached, too large to copy within the fast path's
+// whole budget: for the engines' read of a large cached file (CachedRead's false).
+constexpr int32_t kTooLargeMiss = -6;
 
 // cachedReadBatch(paths: unknown[], start, end, flags, results: Int32Array, out: unknown[],
 //                 onRing, rootFd?, resolve?) -> Buffer | undefined
 // The fast path over paths[start..end), at most kCachedRunMax of them, in one call (readMany's
 // cached files). Only strings are tried; anything else, a miss and an error are all "not a
 // hit", left to the caller's per-path reads, which report errors in full. results[2k] is
-// kNotHit, kWarmingMiss, kHitInOut, or a small result's byte count; that result is in the one Buffer
-// returned (as Node pools small Buffers), at results[2k + 1]. The files of one run together
-// copy within the fast path's time budget: the run ends before the file that would pass it,
-// unless it is the first (results[2k] is then kNotReached). With `batch`, names that were
-// small regular files last time are read through it, all at once; the others, and every name
-// under a root, one by one.
+// kNotHit, kWarmingMiss, kTooLargeMiss, kHitInOut, or a small result's byte count; that
+// result is in the one Buffer returned (as Node pools small Buffers), at results[2k + 1]. The
+// files of one run together copy within the fast path's time budget: the run ends before the
+// file that would pass it, unless it is the first (results[2k] is then kNotReached). With
+// `batch`, names that were small regular files last time are read through it, all at once;
+// the others, and every name under a root, one by one.
 // *batch_failed is set when `batch` should be closed.
 Napi::Value CachedReadBatch(const Napi::CallbackInfo& info, Instance& instance,
                             SmallFileBatch* batch, bool* batch_failed);

@@ -16,12 +16,14 @@ export type CachedRead = (target: string | Buffer, flags: number, confine?: Conf
 /**
  * The fast path over a run of a list, paths[start..end): out[k] is the result of a hit on
  * paths[start + k], null for a miss the engines will make a hit of (a file on overlayfs or FUSE
- * read for the first time lately), undefined otherwise (a miss, an error, not a string: the
- * caller reads those one by one). Returns how many it went through, at least one. onRing: the
- * engine after the fast path is io_uring, which may then read the run's small files in one batch.
+ * read for the first time lately), false for a regular file whose path is cached, too large to
+ * copy within the fast path's budget (as CachedRead's false), undefined otherwise (a miss, an
+ * error, not a string: the caller reads those one by one). Returns how many it went through, at
+ * least one. onRing: the engine after the fast path is io_uring, which may then read the run's
+ * small files in one batch.
  */
 export type CachedReadMany = (paths: readonly unknown[], start: number, end: number, flags: number,
-  out: Array<RawResult | null | undefined>, onRing: boolean, confine?: Confine) => number;
+  out: Array<RawResult | null | false | undefined>, onRing: boolean, confine?: Confine) => number;
 
 /**
  * The fast path over a run of a list on a pool thread (while the JS thread reads another run):
@@ -51,6 +53,7 @@ const kPooledMax = 4096;
 const kNotHit = -1;
 const kNotReached = -3;
 const kWarmingMiss = -5;
+const kTooLargeMiss = -6;
 
 // The addon's synchronous readers, with the pool they share.
 function nativeReaders(binding: NativeBinding): {
@@ -95,6 +98,7 @@ function nativeReaders(binding: NativeBinding): {
         if (size >= 0) out[k] = Buffer.from(slab!.buffer, slab!.byteOffset + runResults[2 * k + 1], size);
         else if (size === kNotHit) out[k] = undefined;
         else if (size === kWarmingMiss) out[k] = null;
+        else if (size === kTooLargeMiss) out[k] = false;
         else if (size === kNotReached) return k;
       }
       return count;

@@ -284,8 +284,10 @@ async function abortWins(raw: RawResult, target: string | Buffer | number): Prom
 // One read on req's engine: the fast path first where the engine has one (unless the caller
 // just tried it), then the engine; accounted for in the metrics either way. With `settleAfter`,
 // the outcome waits for it and then for the signal's last word (see settleNoSoonerThanNextTurn).
+// `tooLarge`: the caller's fast path found the path cached and too large for it (readNow's
+// false), so the engine reads it as such.
 async function perform(req: Request, path: unknown, caller: Function, tryNow = true,
-  settleAfter?: Promise<void>): Promise<Buffer | string> {
+  settleAfter?: Promise<void>, tooLarge = false): Promise<Buffer | string> {
   const { engine, target, signal } = req;
   if (signal?.aborted) throw abortError(signal, caller);
   const started = timing() ? performance.now() : -1;
@@ -308,7 +310,7 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
       await waitForNextTurn();
       if (signal?.aborted && (settleAfter === undefined || !tryNow || !engine.readNow)) throw abortError(signal, caller);
     }
-    let raw: RawResult | null | false = null;
+    let raw: RawResult | null | false = tooLarge ? false : null;
     const confine = req.root?.confine;
     if (tryNow && engine.readNow) {
       raw = engine.readNow(target, req.flags, confine);
@@ -456,6 +458,10 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
   // a run of misses is spread over the lanes instead of queueing behind one.
   const missed: number[] = [];
   let nextMissed = 0;
+  // Paths the fast path found cached but too large for it, for the engine's read of a large
+  // cached file (its chunks at once, in parallel), as smartRead reads one.
+  const tooLarge: number[] = [];
+  let nextTooLarge = 0;
   // Paths a run on a pool thread left to the lanes' own fast path (not small regular files,
   // errors, no room in its slab).
   const left: number[] = [];
@@ -525,12 +531,12 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
     }
   };
   // Path i through perform(): after a miss of the fast path, without it, or trying it there.
-  const readThrough = async (i: number, fastPath: 'missed' | 'skip' | 'try') => {
+  const readThrough = async (i: number, fastPath: 'missed' | 'too-large' | 'skip' | 'try') => {
     try {
       if (common.signal?.aborted) throw abortError(common.signal, readMany);
       const req = request(list[i], common, readMany);
-      if (fastPath === 'missed') countFastPath(false);
-      store(i, await perform(req, list[i], readMany, fastPath === 'try'));
+      if (fastPath === 'missed' || fastPath === 'too-large') countFastPath(false);
+      store(i, await perform(req, list[i], readMany, fastPath === 'try', undefined, fastPath === 'too-large'));
     } catch (err) {
       fail(i, err);
     }
@@ -614,7 +620,7 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
   });
   // A lane that goes off to wait for an engine first wakes the parked ones, and starts one more,
   // so that the rest of the list does not wait with it.
-  const readAside = (i: number, fastPath: 'missed' | 'skip' | 'try') => {
+  const readAside = (i: number, fastPath: 'missed' | 'too-large' | 'skip' | 'try') => {
     wakeParked();
     const reading = readThrough(i, fastPath);
     startLane();
@@ -630,10 +636,14 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
     }
   };
   const laneLoop = async () => {
-    const run: Array<RawResult | null | undefined> = [];
+    const run: Array<RawResult | null | false | undefined> = [];
     while (!failed) {
       if (nextMissed < missed.length) {
         await readAside(missed[nextMissed++], 'missed');
+        continue;
+      }
+      if (nextTooLarge < tooLarge.length) {
+        await readAside(tooLarge[nextTooLarge++], 'too-large');
         continue;
       }
       const leftOver = nextLeft < left.length;
@@ -681,13 +691,17 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
       }
       next = start + count;
       // A miss the engines will make a hit of (null) is no sign of a cold list: a list on
-      // overlayfs or FUSE read for the first time lately is all such misses.
+      // overlayfs or FUSE read for the first time lately is all such misses. Nor is a cached
+      // file too large for the fast path (false).
       let hits = 0;
       let warming = 0;
       for (let k = 0; k < count; k++) {
         const raw = run[k];
         run[k] = undefined;
-        if (raw === undefined || raw === null) {
+        if (raw === false) {
+          warming++;
+          tooLarge.push(start + k);
+        } else if (raw === undefined || raw === null) {
           if (raw === null) warming++;
           missed.push(start + k);
         } else {
@@ -777,7 +791,7 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
       if (only > 0) return;
     }
   };
-  const pending = () => nextMissed < missed.length || nextLeft < left.length;
+  const pending = () => nextMissed < missed.length || nextTooLarge < tooLarge.length || nextLeft < left.length;
   const readAll = async () => {
     await Promise.all([
       runLanes(),
@@ -791,8 +805,9 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
   // the files are cache hits and the turn's share lasts: no lane, no run's own Buffer, no
   // io_uring batch, whose fixed cost a short list does not make up for (cached 4 KiB files, a
   // call: 1 file 5.0 µs against 10.6, 8 files 25.9 against 27.5; 16 files 49.6 against 48.3).
-  // The lanes take what is left, from the first file that is not a hit (its error, if any, is
-  // theirs to give).
+  // A file too large for the fast path is passed to the lanes for the engine's read of a large
+  // cached file, and the loop goes on; the lanes take what is left, from the first file that
+  // is not a hit (its error, if any, is theirs to give).
   if (list.length <= kShortList && runFlags !== null && engine.readNow) {
     try {
       while (!failed && next < list.length) {
@@ -806,14 +821,18 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
         } finally {
           endUse?.();
         }
-        if (raw === null || raw === false || isRawFailure(raw)) break;
+        if (raw === false) {
+          tooLarge.push(next++);
+          continue;
+        }
+        if (raw === null || isRawFailure(raw)) break;
         takeHit(next++, raw, started);
       }
     } catch (err) {
       if (common.ownsRoot) common.root!.release();
       throw err;
     }
-    if (next === list.length) {
+    if (next === list.length && tooLarge.length === 0) {
       if (common.ownsRoot) common.root!.release();
       return settleCall();
     }

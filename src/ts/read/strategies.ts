@@ -29,7 +29,7 @@ export interface AsyncEngine {
   readLarge?(target: string | Buffer, flags: number, id: number, confine?: Confine): Promise<RawResult>;
   /** readNow over a run of a list in one go (see CachedReadMany); string paths only. */
   readNowMany?: (paths: readonly unknown[], start: number, end: number, flags: number,
-    out: Array<RawResult | null | undefined>, confine?: Confine) => number;
+    out: Array<RawResult | null | false | undefined>, confine?: Confine) => number;
   /** readNowMany's hits on a pool thread, while the calling thread reads on (CachedReadElsewhere). */
   readElsewhereMany?: CachedReadElsewhere;
 }
