@@ -451,7 +451,6 @@ describe("'auto': short lists, and lanes started as reads wait", () => {
   test("a run's small results share one Buffer, a block of the pool where they come to blockPoolFrom together", async (t) => {
     // Without openat2 (qemu-user) there is no fast path, and no run: each file is the engines'.
     if (!addonWithTuningRestored(t, 'the pool is part of the addon') || skipWithoutOpenat2(t)) return;
-    const { metrics } = require('smartread');
     // Every run on the JS thread (a run on a pool thread has a slab of its own), and none cut
     // short by the fast path's share of a turn, whatever the machine's pace.
     setTuning({ readManyThreads: 0, fastPathBudgetUs: 1_000_000 });
