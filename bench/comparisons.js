@@ -18,6 +18,10 @@ const COMPARISONS = [
   { shape: 'file', subject: 'smartRead auto', against: 'Bun best async', of: isBunAsync },
   { shape: 'file', subject: 'smartRead auto', against: 'Deno.readFile', of: named('Deno.readFile') },
   { shape: 'file', subject: 'smartRead auto', against: 'fs.readFileSync', of: named('fs.readFileSync') },
+  // The most an awaited reader makes of smartReadSync's read (drivers.js): what auto adds to it
+  // of its own, and what that floor is against fs.readFileSync's loop.
+  { shape: 'file', subject: 'smartRead auto', against: 'smartReadSync, awaited', of: named('smartReadSync, awaited') },
+  { shape: 'file', subject: 'smartReadSync, awaited', against: 'fs.readFileSync', of: named('fs.readFileSync') },
   // The least a reader of one file does from every CPU at once: warm, the most this machine's
   // CPUs make of a large file.
   { shape: 'file', subject: 'smartRead auto', against: 'C read, every CPU', of: named('C read, every CPU') },
@@ -32,6 +36,8 @@ const COMPARISONS = [
   { shape: 'file', subject: 'consume only (no read)', against: 'Bun consume only (no read)', of: named('Bun consume only (no read)') },
   { shape: 'files', subject: 'readMany auto ×64', against: 'smartReadSync loop', of: named('smartReadSync loop') },
   { shape: 'files', subject: 'readMany auto ×64', against: 'Bun best', of: isBun },
+  { shape: 'files', subject: 'readMany auto ×64', against: 'smartReadSync loop, awaited', of: named('smartReadSync loop, awaited') },
+  { shape: 'files', subject: 'smartReadSync loop, awaited', against: 'smartReadSync loop', of: named('smartReadSync loop') },
   { shape: 'files', subject: 'smartReadSync loop', against: 'Bun best', of: isBun },
   { shape: 'files', subject: 'readMany auto ×64', against: 'C read loop', of: named('C read loop') },
   { shape: 'files', subject: 'smartReadSync loop', against: 'C read loop', of: named('C read loop') },

@@ -309,6 +309,22 @@ const LIMITS = [
     cell: comparisonOver('readMany auto ×64 ÷ C io_uring ×64', (t) => t.cold && t.shape === 'files'),
   },
   {
+    limit: "V8's turns", what: '`smartReadSync, awaited` ÷ `fs.readFileSync`, one warm file: the most an awaited reader makes of our read',
+    cell: comparisonOver('smartReadSync, awaited ÷ fs.readFileSync', (t) => !t.cold && t.shape === 'file'),
+  },
+  {
+    limit: "V8's turns", what: '`smartRead auto` ÷ `smartReadSync, awaited`, one warm file: what auto costs beyond that',
+    cell: comparisonOver('smartRead auto ÷ smartReadSync, awaited', (t) => !t.cold && t.shape === 'file'),
+  },
+  {
+    limit: "V8's turns", what: '`smartReadSync loop, awaited` ÷ `smartReadSync loop`, many warm files',
+    cell: comparisonOver('smartReadSync loop, awaited ÷ smartReadSync loop', (t) => !t.cold && t.shape === 'files'),
+  },
+  {
+    limit: "V8's turns", what: '`readMany auto ×64` ÷ `smartReadSync loop, awaited`, many warm files',
+    cell: comparisonOver('readMany auto ×64 ÷ smartReadSync loop, awaited', (t) => !t.cold && t.shape === 'files'),
+  },
+  {
     limit: "the VM's wake-ups", what: "a trip to a pool thread and back: `smartRead threadpool`'s median read less `smartReadSync`'s, smallest file, µs",
     cell: (target) => {
       const trial = sizedTrial(target, false);

@@ -43,18 +43,18 @@ const PEER_DRIVERS = {
 };
 const DRIVERS = {
   'warm file': ['fs.readFileSync', 'smartReadSync', 'fs.promises.readFile', 'fs.readFile (callback)', 'smartRead auto',
-    'smartRead auto, metrics counting', 'smartRead auto, metrics off',
+    'smartRead auto, metrics counting', 'smartRead auto, metrics off', 'smartReadSync, awaited',
     'smartRead uring', 'smartRead threadpool', 'mapFile', 'smartRead mmap', 'new Buffer + copy (no read)', ...PEER_DRIVERS['warm file']],
   'cold file': ['fs.readFileSync', 'fs.promises.readFile', 'smartRead auto', 'smartRead uring', 'smartRead threadpool',
     ...PEER_DRIVERS['cold file']],
-  'warm files': ['fs.readFileSync loop', 'smartReadSync loop', 'fs.promises.readFile ×64', 'fs.readFile ×64 (callback)',
+  'warm files': ['fs.readFileSync loop', 'smartReadSync loop', 'smartReadSync loop, awaited', 'fs.promises.readFile ×64', 'fs.readFile ×64 (callback)',
     'smartRead auto ×64', 'readMany auto ×64', 'readMany uring ×64', 'readMany threadpool ×64', ...PEER_DRIVERS['warm files']],
   'cold files': ['fs.readFileSync loop', 'fs.promises.readFile ×64', 'readMany auto ×64', 'readMany uring ×64',
     'readMany threadpool ×64', ...PEER_DRIVERS['cold files']],
 };
 const BASELINES = new Set(['fs.readFileSync', 'fs.readFileSync loop']);
 const REFERENCES = new Set(['fs.promises.readFile', 'fs.promises.readFile ×64']);
-const ASYNC = /promises|callback|smartRead |readMany|Bun\.file|Deno\.readFile($| )/;
+const ASYNC = /promises|callback|smartRead |readMany|awaited|Bun\.file|Deno\.readFile($| )/;
 
 /** Which peer a driver is of, by its name, or null for Node's and smartread's. */
 const peerOf = (name) => /^(Bun|Deno)[ .]|^(C) /.exec(name)?.slice(1).find(Boolean) ?? null;
@@ -355,6 +355,12 @@ describe('a bench run at tiny sizes', () => {
         if (byName(trial, 'readMany auto ×64') && byName(trial, 'C read loop')) expectedLabels.push('readMany auto ×64 ÷ C read loop');
         if (byName(trial, 'readMany auto ×64') && byName(trial, 'C read, every CPU')) expectedLabels.push('readMany auto ×64 ÷ C read, every CPU');
         if (byName(trial, 'smartRead auto') && byName(trial, 'C read, every CPU')) expectedLabels.push('smartRead auto ÷ C read, every CPU');
+        if (byName(trial, 'smartRead auto') && byName(trial, 'smartReadSync, awaited')) {
+          expectedLabels.push('smartRead auto ÷ smartReadSync, awaited', 'smartReadSync, awaited ÷ fs.readFileSync');
+        }
+        if (byName(trial, 'readMany auto ×64') && byName(trial, 'smartReadSync loop, awaited')) {
+          expectedLabels.push('readMany auto ×64 ÷ smartReadSync loop, awaited', 'smartReadSync loop, awaited ÷ smartReadSync loop');
+        }
         for (const label of expectedLabels) assert.ok(trial.comparisons.some((c) => c.label === label), `${target.dir} ${trial.name}: ${label}`);
       }
     }
