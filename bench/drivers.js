@@ -12,6 +12,8 @@
 // `consumeOnly` drivers run only in the trials that consume every byte (+consume): they do not
 // read at all (no_read.js), and show what is left of every reader's time there.
 // `coldOnly` drivers (a peer's, peers.js) run only in the cold trials.
+// `warmOnly` drivers never run in a cold trial, not even in one that runs every driver of its
+// shape (trials.js everyDriver): they bound warm reads.
 // available() returns true, or a string saying why the driver is skipped on this machine (an
 // addon that did not load, a kernel without io_uring, ...). Of each shape, exactly one driver
 // is the baseline: every other driver's result is checked against its result before anything
@@ -227,6 +229,7 @@ const drivers = [
     name: 'smartReadSync, awaited',
     shape: 'file',
     async: true,
+    warmOnly: true,
     available: smartreadLoaded,
     read: smartReadSyncAwaited,
   },
@@ -330,6 +333,7 @@ const drivers = [
     name: 'smartReadSync loop, awaited',
     shape: 'files',
     async: true,
+    warmOnly: true,
     available: smartreadLoaded,
     read: smartReadSyncLoopAwaited,
   },

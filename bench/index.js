@@ -476,12 +476,14 @@ function summarizeTrial(trial, candidates, runs, errors, options) {
  * Whether a trial runs a driver: one of its shape, for a cold trial one marked cold (any, in a
  * trial of every driver), a --full one with --full or in a trial of every driver, not one
  * with more reads in flight than the trial has files (it would repeat a driver with fewer), a
- * consume-only one only where every byte is consumed, and a cold-only one only in cold trials.
+ * consume-only one only where every byte is consumed, a cold-only one only in cold trials, and a
+ * warm-only one only in warm trials.
  */
 function runsIn(driver, trial, full) {
   return driver.shape === trial.shape && (!trial.cold || Boolean(driver.cold) || Boolean(trial.everyDriver))
     && (!driver.fullOnly || full || Boolean(trial.everyDriver)) && !(driver.inFlight > trial.files)
-    && (!driver.consumeOnly || Boolean(trial.consumeAll)) && (!driver.coldOnly || Boolean(trial.cold));
+    && (!driver.consumeOnly || Boolean(trial.consumeAll)) && (!driver.coldOnly || Boolean(trial.cold))
+    && !(driver.warmOnly && trial.cold);
 }
 
 async function runTarget(target, trials, driverStatus, options) {

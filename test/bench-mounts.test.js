@@ -167,13 +167,15 @@ test('a bench run with --mounts: targets named by their filesystem, each kind it
     assert.equal(latency.mount.delayMs, 1);
     for (const figure of ['oneReadMs', 'concurrentMs']) assert.equal(typeof latency.mount.check[figure], 'number', figure);
     assert.equal(latency.mount.check.evicted, pageCacheControllable() === true);
-    // The cold many files run every driver of their shape, --full's too.
+    // The cold many files run every driver of their shape, --full's too, but not the floor of
+    // warm awaited reads.
     const cold = latency.trials.find((tr) => tr.name === 'cold-4x4k');
     if (!cold.skipped) {
       const drivers = cold.drivers.map((d) => d.name);
       for (const name of ['fs.readFileSync loop', 'smartReadSync loop', 'fs.promises.readFile ×64', 'smartRead auto ×64', 'readMany auto ×64']) {
         assert.ok(drivers.includes(name), `${name} in ${drivers.join(', ')}`);
       }
+      assert.ok(!drivers.includes('smartReadSync loop, awaited'), drivers.join(', '));
       assert.deepEqual(cold.timing, { rounds: 1, coldOperationsPerRound: 2 });
     }
   }
