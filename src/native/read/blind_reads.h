@@ -213,8 +213,8 @@ struct ReadBudget {
 // thread only where that will not wait for a device or a server: preadv2(RWF_NOWAIT) where the
 // filesystem honours it, a plain read on tmpfs and ramfs (`*in_memory`, as ReadWithoutWaiting),
 // and, where it refuses RWF_NOWAIT, a plain read where `blind` judges it, timed from
-// `opened_ns` (when the caller started to open it; 0: not timed, as before any such filesystem
-// was known). error EAGAIN: a miss, for the engines.
+// `opened_ns` (when the caller started to open it, moved on by the time it took to make `data`;
+// 0: not timed, as before any such filesystem was known). error EAGAIN: a miss, for the engines.
 NoWaitRead ReadUnlessWaiting(BlindReads& blind, const BlindReads::File& file, int fd,
                              const struct stat& st, uint8_t* data, size_t size, bool* in_memory,
                              const ReadBudget& budget, int64_t opened_ns);

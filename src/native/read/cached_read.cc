@@ -175,6 +175,10 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
       return judged == BlindReads::Judgement::kCooling ? Outcome::kMiss : Outcome::kWarming;
     }
     const bool pool = small.data != nullptr && known_size <= small.capacity;
+    // A judged read is timed without the making of its destination: a large one's fresh pages,
+    // or a V8 collection its memory sets off, took longer than its read and passed for a wait
+    // (six cached 2-4 MiB overlay files read by readMany back to back cooled the overlay).
+    const int64_t dest_from = judged_before && !pool ? MonotonicNs() : 0;
     if (pool) {
       dest.data = small.data;
     } else if (!NewDestBuffer(env, instance.blocks.get(), static_cast<size_t>(known_size), &dest)) {
@@ -182,6 +186,7 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
       return Outcome::kJsException;
     }
     if (!pool && !dest.in_place) FaultInIfFresh(dest.data, static_cast<size_t>(known_size));
+    if (dest_from != 0) opened_ns += MonotonicNs() - dest_from;
     // RWF_NOWAIT: a hit only when it is all in memory; tmpfs now (EOPNOTSUPP) is looked at.
     int error = 0;
     const bool same = ReadAsBefore(fd, dest.data, static_cast<size_t>(known_size), judged_before ? 0 : RWF_NOWAIT, &error);
@@ -220,6 +225,8 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
   const size_t size = static_cast<size_t>(st.st_size);
   *size_out = size;
   const bool pool = small.data != nullptr && size <= small.capacity;
+  // The time a read is judged by leaves out its destination's, as above.
+  const int64_t dest_from = opened_ns != 0 && !pool ? MonotonicNs() : 0;
   if (pool) {
     dest.data = small.data;
     dest.length = size;
@@ -228,6 +235,7 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     return Outcome::kJsException;
   }
   if (!pool && !dest.in_place) FaultInIfFresh(dest.data, size);
+  if (dest_from != 0) opened_ns += MonotonicNs() - dest_from;
   const BlindReads::File file = remember ? BlindReads::Named(FastPathHints::Hash(path), st) : BlindReads::Inode(st);
   const ssize_t n = ReadIfCached(instance, file, fd, st, dest.data, size, opened_ns);
   // After the read, which finds out whether the filesystem keeps its files in memory, or refuses
