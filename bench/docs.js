@@ -266,6 +266,10 @@ function ratioRange(values) {
 const comparisonOver = (label, pick) => (target) => ratioRange(
   target.trials.filter((t) => !t.skipped && pick(t)).flatMap((t) => (t.comparisons ?? []).filter((c) => c.label === label).map((c) => c.ratio)));
 
+// A warm single file of 1 MiB or less, +consume left out: the files auto may read on the calling
+// thread, and the largest whose C loop reuses its memory.
+const smallWarmFile = (t) => !t.cold && t.shape === 'file' && !isConsume(t) && t.bytes <= 2 ** 20;
+
 /** The warm single-file trial of the smallest or largest file, +consume left out. */
 function sizedTrial(target, pickLargest) {
   const trials = warmTrials(target, 'file').filter((t) => !isConsume(t));
@@ -290,7 +294,7 @@ const LIMITS = [
   {
     // Above 1 MiB the C loop's fresh malloc of each result faults page by page: no floor there.
     limit: 'the C floor', what: '`smartReadSync` ÷ `C read`, one warm file of 1 MiB or less',
-    cell: comparisonOver('smartReadSync ÷ C read', (t) => !t.cold && t.shape === 'file' && !isConsume(t) && t.bytes <= 2 ** 20),
+    cell: comparisonOver('smartReadSync ÷ C read', smallWarmFile),
   },
   {
     limit: 'the C floor', what: '`smartRead auto` ÷ `C read, every CPU`, one warm file',
@@ -309,12 +313,12 @@ const LIMITS = [
     cell: comparisonOver('readMany auto ×64 ÷ C io_uring ×64', (t) => t.cold && t.shape === 'files'),
   },
   {
-    limit: "V8's turns", what: '`smartReadSync, awaited` ÷ `fs.readFileSync`, one warm file: the most an awaited reader makes of our read',
-    cell: comparisonOver('smartReadSync, awaited ÷ fs.readFileSync', (t) => !t.cold && t.shape === 'file'),
+    limit: "V8's turns", what: '`smartReadSync, awaited` ÷ `fs.readFileSync`, one warm file of 1 MiB or less: the most an awaited reader makes of our read',
+    cell: comparisonOver('smartReadSync, awaited ÷ fs.readFileSync', smallWarmFile),
   },
   {
-    limit: "V8's turns", what: '`smartRead auto` ÷ `smartReadSync, awaited`, one warm file: what auto costs beyond that',
-    cell: comparisonOver('smartRead auto ÷ smartReadSync, awaited', (t) => !t.cold && t.shape === 'file'),
+    limit: "V8's turns", what: '`smartRead auto` ÷ `smartReadSync, awaited`, one warm file of 1 MiB or less: what auto costs beyond that',
+    cell: comparisonOver('smartRead auto ÷ smartReadSync, awaited', smallWarmFile),
   },
   {
     limit: "V8's turns", what: '`smartReadSync loop, awaited` ÷ `smartReadSync loop`, many warm files',
