@@ -136,7 +136,8 @@ async function smartReadCounting(path, counting) {
 // go on until they have spent the fast path's share of it, then wait for the next). What auto
 // adds to smartReadSync's figure is this, whatever its engine does: on this VM the turns make
 // V8 run its scavenges in parallel, and posting that job stalls the JS thread until a helper
-// thread wakes (docs/how-it-works.md, Limits).
+// thread wakes (docs/how-it-works.md, Limits). The clock is the bench's own copy of
+// src/ts/read/turn_clock.ts, which the package does not export.
 let turnStarted = -1;
 const endTurn = () => { turnStarted = -1; };
 const nextTurn = () => new Promise(setImmediate);
