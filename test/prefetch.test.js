@@ -47,6 +47,20 @@ test('what cannot be prefetched is reported with node:fs errors; other kinds are
   }
 });
 
+test('failures are listed in the order the paths were given, whichever ends first', async (t) => {
+  if (!fs.existsSync('/proc/self/mem')) return t.skip('no /proc/self/mem here');
+  // /proc/self/mem opens and is a regular file, and its first read fails (EIO: nothing is mapped
+  // at 0): the JS engine's read-through ends with that error after the missing file's open has
+  // failed; the addon's readahead may start it.
+  const missing = path.join(tempDirs.disk, 'missing-after-mem');
+  const list = ['/proc/self/mem', missing, path.join(tempDirs.disk, 'missing-last')];
+  const result = await prefetch(list);
+  const order = result.failed.map((f) => list.indexOf(f.path));
+  assert.deepEqual(order, [...order].sort((a, b) => a - b), JSON.stringify(result.failed.map((f) => f.path)));
+  assert.ok(order.includes(1) && order.includes(2), 'the missing files failed');
+  if (!native) assert.deepEqual(order, [0, 1, 2]);
+});
+
 test('bad arguments reject as readMany does', async () => {
   for (const bad of ['/a/path', Buffer.from('/a/path'), 42, null, undefined]) {
     const err = await rejectionOf(() => prefetch(bad), 'prefetch');

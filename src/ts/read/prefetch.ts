@@ -9,8 +9,8 @@ import { posixOpenFlag } from '../common/platform';
 export interface PrefetchResult {
   /** Files whose readahead was started (on the JS engine: files read through once). */
   started: number;
-  /** Paths that could not be prefetched, with node:fs-style errors. Other kinds of files than
-   * regular ones (directories, FIFOs, devices) are skipped without an error. */
+  /** Paths that could not be prefetched, in the order given, with node:fs-style errors. Other
+   * kinds of files than regular ones (directories, FIFOs, devices) are skipped without an error. */
   failed: Array<{
     /** The path, as given. */
     path: PathLike;
@@ -40,20 +40,27 @@ async function readThrough(target: string | Buffer): Promise<boolean> {
 }
 
 async function prefetchJs(paths: PathLike[], targets: Array<string | Buffer>): Promise<PrefetchResult> {
-  const result: PrefetchResult = { started: 0, failed: [] };
+  let started = 0;
+  // By index: the lanes' failures come back in the order their opens end, and are listed in
+  // the input's order, as the addon lists them.
+  const errors: Array<Error | undefined> = new Array(targets.length);
   let next = 0;
   const lane = async () => {
     while (next < targets.length) {
       const i = next++;
       try {
-        if (await readThrough(targets[i])) result.started++;
+        if (await readThrough(targets[i])) started++;
       } catch (err) {
-        result.failed.push({ path: paths[i], error: err as Error });
+        errors[i] = err as Error;
       }
     }
   };
   await Promise.all(Array.from({ length: Math.min(kJsConcurrency, targets.length) }, lane));
-  return result;
+  const failed: PrefetchResult['failed'] = [];
+  errors.forEach((error, i) => {
+    if (error !== undefined) failed.push({ path: paths[i], error });
+  });
+  return { started, failed };
 }
 
 /**
