@@ -60,6 +60,20 @@ Fit FitsFastPath(const struct stat& st, uint64_t max_size) {
   return static_cast<uint64_t>(st.st_size) <= max_size ? Fit::kFits : Fit::kTooLarge;
 }
 
+// A result's own Buffer of `size` bytes in *dest (kept where it is one of that size already),
+// its pages faulted in where they are fresh. Where the read is judged by its time (`opened_ns`
+// not null, nor 0), that time moves on by what making the destination took: a large one's fresh
+// pages, or a V8 collection its memory sets off, took longer than the read and passed for a wait
+// (six cached 2-4 MiB overlay files read by readMany back to back cooled the overlay). False on
+// a JS exception.
+bool MakeDestination(napi_env env, Instance& instance, size_t size, DestBuffer* dest, int64_t* opened_ns) {
+  const int64_t from = opened_ns != nullptr && *opened_ns != 0 ? MonotonicNs() : 0;
+  if ((dest->value == nullptr || dest->length != size) && !NewDestBuffer(env, instance.blocks.get(), size, dest)) return false;
+  if (!dest->in_place) FaultInIfFresh(dest->data, size);
+  if (from != 0) *opened_ns += MonotonicNs() - from;
+  return true;
+}
+
 // kWarming: a miss on a filesystem that refuses RWF_NOWAIT, whose file the judge now remembers
 // (BlindReads: a first read, or a large file not all in memory): once the engines have read it,
 // the next read is a hit, so a run of them is not a cold list.
@@ -175,18 +189,12 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
       return judged == BlindReads::Judgement::kCooling ? Outcome::kMiss : Outcome::kWarming;
     }
     const bool pool = small.data != nullptr && known_size <= small.capacity;
-    // A judged read is timed without the making of its destination: a large one's fresh pages,
-    // or a V8 collection its memory sets off, took longer than its read and passed for a wait
-    // (six cached 2-4 MiB overlay files read by readMany back to back cooled the overlay).
-    const int64_t dest_from = judged_before && !pool ? MonotonicNs() : 0;
     if (pool) {
       dest.data = small.data;
-    } else if (!NewDestBuffer(env, instance.blocks.get(), static_cast<size_t>(known_size), &dest)) {
+    } else if (!MakeDestination(env, instance, static_cast<size_t>(known_size), &dest, judged_before ? &opened_ns : nullptr)) {
       close(fd);
       return Outcome::kJsException;
     }
-    if (!pool && !dest.in_place) FaultInIfFresh(dest.data, static_cast<size_t>(known_size));
-    if (dest_from != 0) opened_ns += MonotonicNs() - dest_from;
     // RWF_NOWAIT: a hit only when it is all in memory; tmpfs now (EOPNOTSUPP) is looked at.
     int error = 0;
     const bool same = ReadAsBefore(fd, dest.data, static_cast<size_t>(known_size), judged_before ? 0 : RWF_NOWAIT, &error);
@@ -225,17 +233,13 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
   const size_t size = static_cast<size_t>(st.st_size);
   *size_out = size;
   const bool pool = small.data != nullptr && size <= small.capacity;
-  // The time a read is judged by leaves out its destination's, as above.
-  const int64_t dest_from = opened_ns != 0 && !pool ? MonotonicNs() : 0;
   if (pool) {
     dest.data = small.data;
     dest.length = size;
-  } else if ((dest.value == nullptr || dest.length != size) && !NewDestBuffer(env, instance.blocks.get(), size, &dest)) {
+  } else if (!MakeDestination(env, instance, size, &dest, &opened_ns)) {
     close(fd);
     return Outcome::kJsException;
   }
-  if (!pool && !dest.in_place) FaultInIfFresh(dest.data, size);
-  if (dest_from != 0) opened_ns += MonotonicNs() - dest_from;
   const BlindReads::File file = remember ? BlindReads::Named(FastPathHints::Hash(path), st) : BlindReads::Inode(st);
   const ssize_t n = ReadIfCached(instance, file, fd, st, dest.data, size, opened_ns);
   // After the read, which finds out whether the filesystem keeps its files in memory, or refuses
