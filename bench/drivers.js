@@ -132,38 +132,30 @@ async function smartReadCounting(path, counting) {
 }
 
 // The most an awaited reader can make of smartReadSync's reads: the same reads, each one's
-// promise awaited, the event loop let turn as auto lets it (turn_clock.ts: the reads of one turn
-// go on until they have spent the fast path's share of it, then wait for the next). What auto
-// adds to smartReadSync's figure is this, whatever its engine does: on this VM the turns make
-// V8 run its scavenges in parallel, and posting that job stalls the JS thread until a helper
-// thread wakes (docs/how-it-works.md, Limits). The clock is the bench's own copy of
-// src/ts/read/turn_clock.ts, which the package does not export.
-let turnStarted = -1;
-const endTurn = () => { turnStarted = -1; };
-const nextTurn = () => new Promise(setImmediate);
-function turnSpent(shareMs) {
-  const now = performance.now();
-  if (turnStarted < 0) {
-    turnStarted = now;
-    setImmediate(endTurn);
-    return false;
-  }
-  return now - turnStarted >= shareMs;
+// promise awaited, the event loop let turn as auto lets it, by auto's own turn clock
+// (src/ts/read/turn_clock.ts: the reads of one turn go on until they have spent the fast path's
+// share of it, then wait for the next). What auto adds to smartReadSync's figure is this,
+// whatever its engine does: on this VM the turns make V8 run its scavenges in parallel, and
+// posting that job stalls the JS thread until a helper thread wakes (docs/how-it-works.md,
+// Limits). The clock is not among the package's exports: it is taken from the build beside the
+// bench, when a driver first reads (the drivers are listed even where smartread did not load).
+let turnClock = null;
+function awaitedTurn() {
+  turnClock ??= { ...require('../dist/read/turn_clock'), shareMs: smartread.tuning().fastPathBudgetUs / 2000 };
+  return turnClock;
 }
-let shareOfTurnMs = null;
-const turnShareMs = () => (shareOfTurnMs ??= smartread.tuning().fastPathBudgetUs / 2000);
 
 async function smartReadSyncAwaited(path) {
-  const shareMs = turnShareMs();
-  while (turnSpent(shareMs)) await nextTurn();
+  const { turnSpent, waitForNextTurn, shareMs } = awaitedTurn();
+  while (turnSpent(shareMs)) await waitForNextTurn();
   return smartread.smartReadSync(path);
 }
 
 async function smartReadSyncLoopAwaited(paths) {
-  const shareMs = turnShareMs();
+  const { turnSpent, waitForNextTurn, shareMs } = awaitedTurn();
   const results = new Array(paths.length);
   for (let i = 0; i < paths.length; i++) {
-    while (turnSpent(shareMs)) await nextTurn();
+    while (turnSpent(shareMs)) await waitForNextTurn();
     results[i] = smartread.smartReadSync(paths[i]);
   }
   return results;
