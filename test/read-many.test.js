@@ -385,7 +385,7 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
     }
   });
 
-  test('a list too short for runs from its start hands half of what is left to one when more than two turns\' share of work is left', async (t) => {
+  test('a list too short for runs from its start hands half of what is left to one when enough work is left', async (t) => {
     // A run is handed out once the fast path has spent a turn's share on hits (openat2).
     if (!addonWithTuningRestored(t, 'runs on pool threads are part of the addon') || skipWithoutOpenat2(t)) return;
     // A turn's share of 25 µs: spent after a few files of 64 KiB, with most of the list left.
@@ -425,11 +425,131 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
       assert.equal(await poolRuns(() => readMany(list, { concurrency: 1 })), 0, `${kind}: concurrency 1`);
     }
     const onDisk = Array.from({ length: 100 }, (_, i) => path.join(tempDirs.disk, `handoff-${i}`));
-    // Less work left than two turns' share (a turn's share of 0.5 s here): the JS thread alone.
+    // Little work left after the first run (16 files): 8 files of one byte, read here in
+    // microseconds, or 7 (fewer than 8 are never handed off). Every run on the JS thread is
+    // as long as a turn's share allows.
     setTuning({ fastPathBudgetUs: 1_000_000 });
-    assert.equal(await poolRuns(() => readMany(onDisk)), 0, 'less than two turns\' share of work: none');
+    const tiny = Array.from({ length: 24 }, (_, i) => path.join(tempDirs.disk, `handoff-tiny-${i}`));
+    tiny.forEach((file, i) => fs.writeFileSync(file, String(i % 10)));
+    await readMany(tiny);
+    assert.equal(await poolRuns(() => readMany(tiny)), 0, 'eight tiny files left: none');
+    assert.equal(await poolRuns(() => readMany(onDisk.slice(0, 23))), 0, 'seven files left: none');
+    assert.ok(await poolRuns(() => readMany(onDisk)) > 0, '84 files of 64 KiB left: one');
     setTuning({ readManyThreads: 0, fastPathBudgetUs: 50 });
     assert.equal(await poolRuns(() => readMany(onDisk)), 0, 'readManyThreads 0: none');
+  });
+
+  test('a run shared with the JS thread: each file is read by one side, its results given once', async (t) => {
+    if (!addonWithTuningRestored(t, 'runs on pool threads are part of the addon') || skipWithoutOpenat2(t)) return;
+    const { native } = require('../dist/engine/engine.js');
+    const list = files.slice(0, 40);
+    await readMany(list);
+    // Claimed here at once: the pool thread, woken after, finds none of them left.
+    const [settled, run] = native.cachedReadRun(list, 0, 40, fs.constants.O_RDONLY);
+    const claimed = [];
+    for (let k; (k = native.cachedRunClaim(run)) >= 0;) claimed.push(k);
+    // Whatever the pool thread claimed first is settled here once it is read (1 ms at most).
+    let results;
+    await waitUntil(() => (results = native.cachedRunSettle(run, 1000)) !== undefined, 10000, () => 'the run settled here');
+    const [slab, marks] = results;
+    const readThere = [];
+    for (let k = 0; k < 40; k++) {
+      if (marks[2 * k] === -6) continue;
+      readThere.push(k);
+      assertSameBytes(slab.subarray(marks[2 * k + 1], marks[2 * k + 1] + marks[2 * k]), contentOf(k), `read there: ${k}`);
+    }
+    // Every file once: claimed here, or read there, from one counter in order.
+    assert.deepEqual([...readThere, ...claimed].sort((a, b) => a - b), Array.from({ length: 40 }, (_, k) => k));
+    assert.deepEqual(claimed, Array.from({ length: claimed.length }, (_, i) => 40 - claimed.length + i), 'the pool thread reads from the start');
+    assert.equal(await settled, undefined, 'the promise gives nothing once the results were given here');
+    assert.equal(native.cachedRunClaim(run), -1);
+    assert.equal(native.cachedRunSettle(run, 0), undefined, 'given once');
+    // Settled before its files were all claimed: those nobody had claimed are left (-4), for
+    // the lanes' own read, and the pool thread reads none of them after.
+    const [early, cut] = native.cachedReadRun(list, 0, 40, fs.constants.O_RDONLY);
+    let cutResults;
+    await waitUntil(() => (cutResults = native.cachedRunSettle(cut, 1000)) !== undefined, 10000, () => 'the run settled here');
+    for (let k = 0; k < 40; k++) {
+      const size = cutResults[1][2 * k];
+      if (size === -4) continue;
+      assertSameBytes(cutResults[0].subarray(cutResults[1][2 * k + 1], cutResults[1][2 * k + 1] + size), contentOf(k), `cut: ${k}`);
+    }
+    assert.equal(await early, undefined);
+    assert.equal(native.cachedRunClaim(cut), -1, 'no claims after the run settled');
+    // A run not helped with settles through its promise, and then no longer here.
+    const [alone, other] = native.cachedReadRun(list, 0, 8, fs.constants.O_RDONLY);
+    const [otherSlab, otherMarks] = await alone;
+    for (let k = 0; k < 8; k++) assertSameBytes(otherSlab.subarray(otherMarks[2 * k + 1], otherMarks[2 * k + 1] + otherMarks[2 * k]), contentOf(k), `${k}`);
+    assert.equal(native.cachedRunClaim(other), -1);
+    assert.equal(native.cachedRunSettle(other, 0), undefined);
+    // Anything else for a run, another handle of the addon's too: a TypeError, not a crash.
+    const mapped = native.mapFile(files[0], fs.constants.O_RDONLY, 0, -1, 0, false);
+    for (const bad of [undefined, {}, 1, Buffer.alloc(8), mapped.mapping]) {
+      assert.throws(() => native.cachedRunClaim(bad), { name: 'TypeError', message: 'not a run of cachedReadRun' });
+      assert.throws(() => native.cachedRunSettle(bad, 0), { name: 'TypeError' });
+    }
+    assert.equal(native.unmap(mapped.mapping, mapped.buffer), true);
+  });
+
+  test('a run handed off while every pool thread is busy is read by the lanes: the call does not wait for a thread', async (t) => {
+    if (!addonWithTuningRestored(t, 'runs on pool threads are part of the addon') || skipWithoutOpenat2(t)) return;
+    setTuning({ readManyThreads: 1, fastPathBudgetUs: 1_000_000 });
+    // 100 files of 64 KiB, among them one missing, one too large for a run (300 KiB), a
+    // directory and a Buffer path, all in the half that is handed off (16-57: half of the 84
+    // left after the first run, well over kHandOffMinMs of work).
+    const list = Array.from({ length: 100 }, (_, i) => path.join(tempDirs.disk, `busy-${i}`));
+    const sizeOf = (i) => (i === 20 ? 300 * 1024 : 64 * 1024);
+    list.forEach((file, i) => fs.writeFileSync(file, patternBuffer(sizeOf(i), i)));
+    const plan = list.map((file, i) => (i === 18 ? `${missing}-busy` : i === 22 ? tempDirs.disk : i === 24 ? Buffer.from(file) : file));
+    const expected = await Promise.allSettled(plan.map((p) => fs.promises.readFile(p)));
+    await readMany(list);
+    // Every thread of libuv's pool waits to read a FIFO of its own: a writer opened without
+    // blocking gets ENXIO until the reader has it open, and writes nothing until the end.
+    const threads = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+    const fifos = Array.from({ length: threads }, (_, i) => path.join(tempDirs.disk, `busy-fifo-${i}`));
+    for (const fifo of fifos) {
+      fs.rmSync(fifo, { force: true });
+      require('node:child_process').execFileSync('mkfifo', [fifo]);
+    }
+    const writerOf = (fifo) => {
+      try {
+        return fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+      } catch (err) {
+        if (err.code === 'ENXIO') return -1;
+        throw err;
+      }
+    };
+    let waiting = threads;
+    const blocked = fifos.map((fifo) => fs.promises.readFile(fifo).finally(() => waiting--));
+    const writers = fifos.map(() => -1);
+    let results;
+    try {
+      await waitUntil(() => {
+        fifos.forEach((fifo, i) => {
+          if (writers[i] < 0) writers[i] = writerOf(fifo);
+        });
+        return writers.every((fd) => fd >= 0);
+      }, 10000, () => `readers of the FIFOs: ${writers.map((fd) => fd >= 0)}`);
+      const fdsBefore = openFdCount();
+      // A call that waited for a pool thread would wait for the writers, closed below: it is
+      // given ten seconds to settle without one.
+      const runs = poolRuns(async () => {
+        results = await readMany(plan, { settle: true });
+      });
+      await waitUntil(() => results !== undefined, 10000, () => 'readMany settled while every pool thread waited');
+      assert.ok(await runs > 0, 'a run was handed off');
+      assert.equal(waiting, threads, 'every pool thread still waited');
+      assert.equal(openFdCount(), fdsBefore, `descriptors: ${JSON.stringify(openFds())}`);
+    } finally {
+      for (const fd of writers) if (fd >= 0) fs.closeSync(fd);
+      await Promise.all(blocked);
+      for (const fifo of fifos) fs.rmSync(fifo, { force: true });
+    }
+    results.forEach((result, k) => {
+      assert.equal(result.status, expected[k].status, `${k}`);
+      if (result.status === 'fulfilled') assertSameBytes(result.value, expected[k].value, `${k}`);
+      else assert.deepEqual(errorFacts(result.reason), errorFacts(expected[k].reason), `${k}`);
+    });
   });
 
   test('a concurrency of 1 reads on the JS thread alone', async (t) => {

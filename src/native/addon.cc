@@ -57,6 +57,8 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("cachedRead", &Addon::CachedReadMethod),
         InstanceMethod("cachedReadBatch", &Addon::CachedReadBatchMethod),
         InstanceMethod("cachedReadRun", &Addon::CachedReadRunMethod),
+        InstanceMethod("cachedRunClaim", &Addon::CachedRunClaimMethod),
+        InstanceMethod("cachedRunSettle", &Addon::CachedRunSettleMethod),
         InstanceMethod("evictFromPageCache", &Addon::EvictMethod),
         InstanceMethod("prefetch", &Addon::PrefetchMethod),
         InstanceMethod("pageCacheResidency", &Addon::ResidencyMethod),
@@ -259,6 +261,9 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value CachedReadRunMethod(const Napi::CallbackInfo& info) {
     return CachedReadRun(info, instance_);
   }
+
+  Napi::Value CachedRunClaimMethod(const Napi::CallbackInfo& info) { return CachedRunClaim(info); }
+  Napi::Value CachedRunSettleMethod(const Napi::CallbackInfo& info) { return CachedRunSettle(info); }
 
   Napi::Value ThreadpoolReadMethod(const Napi::CallbackInfo& info) {
     return ThreadpoolRead(info, instance_);

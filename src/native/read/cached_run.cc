@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +30,15 @@ namespace smartread {
 
 namespace {
 
+// A hint to the core that this thread is spinning.
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 // Where a run's small results land before they are copied into the one Buffer the run returns
 // (only the bytes read: a result must not keep a block of unused room alive), room for a run of
 // kElsewhereRunMax files of 8 KiB; and the largest file a run takes: a larger one is for the JS
@@ -36,7 +46,12 @@ namespace {
 constexpr size_t kSlab = size_t{2} << 20;
 constexpr size_t kFileMax = size_t{256} << 10;
 
-class RunJob final : public PoolJob {
+// A run's files, read by the pool thread from its start while the JS thread, once done with
+// its own share of the list, may claim the rest (Claim) and read them itself: the pool thread
+// is woken in tens of microseconds here, or later, and the JS thread does not sit idle until
+// then, nor wait for the loop to turn to take the pool thread's results (TrySettle). Shared by
+// the job on the pool and the handle the JS thread holds.
+class Run {
  public:
   struct Item {
     std::string path;
@@ -62,23 +77,78 @@ class RunJob final : public PoolJob {
   int flags = 0;
   Confinement confinement;
 
-  ~RunJob() override {
-    if (blocks && slab_.data != nullptr) {
-      blocks->Give(slab_);
-    } else if (!blocks) {
-      free(slab_.data);
+  ~Run() { ReleaseSlab(); }
+
+  // Before the job is queued, once the items are in place.
+  void Prepare() {
+    states_.reset(new std::atomic<uint8_t>[items.size()]);
+    for (size_t k = 0; k < items.size(); k++) states_[k].store(kUnclaimed, std::memory_order_relaxed);
+  }
+
+  // The pool thread: every item not yet claimed, one at a time, in order. No slab is taken
+  // where the JS thread has claimed them all; without one, those it claims are left (kRunLeft).
+  void Execute() {
+    size_t k = next_.fetch_add(1, std::memory_order_acq_rel);
+    if (k >= items.size()) return;
+    if (blocks) slab_ = blocks->Take(kSlab);
+    if (slab_.data == nullptr && !blocks) slab_ = Block{static_cast<uint8_t*>(malloc(kSlab)), kSlab, false};
+    for (; k < items.size(); k = next_.fetch_add(1, std::memory_order_acq_rel)) {
+      if (slab_.data != nullptr && !items[k].path.empty()) ReadOne(items[k]);
+      states_[k].store(kReadHere, std::memory_order_release);
     }
   }
 
- private:
-  void Execute() override {
-    if (blocks) slab_ = blocks->Take(kSlab);
-    if (slab_.data == nullptr && !blocks) slab_ = Block{static_cast<uint8_t*>(malloc(kSlab)), kSlab, false};
-    if (slab_.data == nullptr) return;
-    for (Item& item : items) {
-      if (!item.path.empty()) ReadOne(item);
-    }
+  // The JS thread: the next item nobody has claimed, now the caller's to read (its result is
+  // kRunTaken), or -1 when none is left.
+  int64_t Claim() {
+    if (settled_) return -1;
+    const size_t k = next_.fetch_add(1, std::memory_order_acq_rel);
+    if (k >= items.size()) return -1;
+    items[k].result = kRunTaken;
+    states_[k].store(kTaken, std::memory_order_relaxed);
+    return static_cast<int64_t>(k);
   }
+
+  // The JS thread, once Claim() has found nothing left: the results when the pool thread has
+  // finished every item it claimed, waiting for that at most `spin_ns` (it is then reading one,
+  // or was preempted before it could); nullptr, with nothing pending, when it has not, or when
+  // the run was settled before. From here on nobody claims an item: any not claimed yet is
+  // left (kRunLeft), so that the pool thread never reads into a slab settled here.
+  napi_value TrySettle(napi_env env, int64_t spin_ns) {
+    if (settled_) return nullptr;
+    if (claims_end_ == kClaimsOpen) {
+      claims_end_ = std::min(next_.fetch_add(items.size(), std::memory_order_acq_rel), items.size());
+    }
+    const size_t claimed = claims_end_;
+    const int64_t until = spin_ns > 0 ? MonotonicNs() + spin_ns : 0;
+    for (size_t k = 0; k < claimed; k++) {
+      while (states_[k].load(std::memory_order_acquire) == kUnclaimed) {
+        if (until == 0 || MonotonicNs() >= until) return nullptr;
+        CpuRelax();
+      }
+    }
+    return Settle(env);
+  }
+
+  // The JS thread: [slab, results] once; nullptr (undefined for the promise) the second time.
+  // The hints learn the sizes of the files read.
+  napi_value Settle(napi_env env) {
+    if (settled_) {
+      napi_value undefined = nullptr;
+      napi_get_undefined(env, &undefined);
+      return undefined;
+    }
+    settled_ = true;
+    napi_value out = Results(env);
+    // Back to the pool at once, not when the handle is collected: the next run takes it.
+    ReleaseSlab();
+    return out;
+  }
+
+ private:
+  static constexpr uint8_t kUnclaimed = 0;  // or claimed by the pool thread, which reads it
+  static constexpr uint8_t kReadHere = 1;   // read by the pool thread
+  static constexpr uint8_t kTaken = 2;      // claimed by the JS thread
 
   void ReadOne(Item& item) {
     open_how how{};
@@ -165,8 +235,19 @@ class RunJob final : public PoolJob {
   // The devices found to be tmpfs or ramfs in this run, read without trying RWF_NOWAIT.
   bool InMemory(dev_t dev) const { return std::find(memory_devs_.begin(), memory_devs_.end(), dev) != memory_devs_.end(); }
 
-  // [slab, results]; the hints learn the sizes of the files read.
-  napi_value Settle(napi_env env) override {
+  // The slab, unless it was lent as the results' Buffer. On the JS thread, or where no thread
+  // can be reading into it any longer.
+  void ReleaseSlab() {
+    if (slab_.data == nullptr) return;
+    if (blocks) {
+      blocks->Give(slab_);
+    } else {
+      free(slab_.data);
+    }
+    slab_ = Block{};
+  }
+
+  napi_value Results(napi_env env) {
     napi_value slab = nullptr;
     napi_value buffer = nullptr;
     napi_value results = nullptr;
@@ -214,7 +295,46 @@ class RunJob final : public PoolJob {
   Block slab_;
   size_t used_ = 0;
   std::vector<dev_t> memory_devs_;
+  // The next item to claim, by either thread, and what became of each claimed.
+  std::atomic<size_t> next_{0};
+  std::unique_ptr<std::atomic<uint8_t>[]> states_;
+  // Settled by TrySettle(), or by the job's completion; how many items had been claimed when
+  // TrySettle() ended the claims (JS thread only).
+  bool settled_ = false;
+  static constexpr size_t kClaimsOpen = SIZE_MAX;
+  size_t claims_end_ = kClaimsOpen;
 };
+
+class RunJob final : public PoolJob {
+ public:
+  explicit RunJob(std::shared_ptr<Run> run) : run_(std::move(run)) {}
+
+ private:
+  void Execute() override { run_->Execute(); }
+  napi_value Settle(napi_env env) override { return run_->Settle(env); }
+
+  std::shared_ptr<Run> run_;
+};
+
+void DeleteRunHandle(napi_env, void* data, void*) { delete static_cast<std::shared_ptr<Run>*>(data); }
+
+// Marks the handles cachedReadRun makes, so that no other external passes for one.
+constexpr napi_type_tag kRunTag = {0x736d61727472756eULL, 0x72756e68616e646cULL};
+
+// The run a handle from cachedReadRun holds, or nullptr (with a pending TypeError) for anything else.
+Run* RunOf(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  void* data = nullptr;
+  napi_valuetype type;
+  bool tagged = false;
+  if (info.Length() < 1 || napi_typeof(env, info[0], &type) != napi_ok || type != napi_external ||
+      napi_check_object_type_tag(env, info[0], &kRunTag, &tagged) != napi_ok || !tagged ||
+      napi_get_value_external(env, info[0], &data) != napi_ok || data == nullptr) {
+    napi_throw_type_error(env, nullptr, "not a run of cachedReadRun");
+    return nullptr;
+  }
+  return static_cast<std::shared_ptr<Run>*>(data)->get();
+}
 
 }  // namespace
 
@@ -223,7 +343,7 @@ Napi::Value CachedReadRun(const Napi::CallbackInfo& info, Instance& instance) {
   napi_value paths = info[0];
   const uint32_t start = info[1].As<Napi::Number>().Uint32Value();
   const uint32_t end = info[2].As<Napi::Number>().Uint32Value();
-  auto job = std::make_unique<RunJob>();
+  auto job = std::make_shared<Run>();
   job->instance = &instance;
   job->blocks = instance.blocks;
   job->blind = instance.blind;
@@ -243,7 +363,7 @@ Napi::Value CachedReadRun(const Napi::CallbackInfo& info, Instance& instance) {
     PathArg path;
     Failure failure;
     if (!path.From(env, item, &failure)) continue;
-    RunJob::Item& slot = job->items[k];
+    Run::Item& slot = job->items[k];
     slot.path.assign(path.c_str());
     uint64_t known;
     dev_t dev = 0;
@@ -252,7 +372,34 @@ Napi::Value CachedReadRun(const Napi::CallbackInfo& info, Instance& instance) {
       slot.dev = dev;
     }
   }
-  return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:cachedReadRun"));
+  job->Prepare();
+  napi_value handle = nullptr;
+  auto* held = new std::shared_ptr<Run>(job);
+  if (napi_create_external(env, held, DeleteRunHandle, nullptr, &handle) != napi_ok) {
+    delete held;
+    return Napi::Value();
+  }
+  if (napi_type_tag_object(env, handle, &kRunTag) != napi_ok) return Napi::Value();
+  napi_value promise = PoolJob::Start(env, std::make_unique<RunJob>(std::move(job)), "smartread:cachedReadRun");
+  if (promise == nullptr) return Napi::Value();
+  Napi::Array out = Napi::Array::New(env, 2);
+  out.Set(uint32_t{0}, Napi::Value(env, promise));
+  out.Set(uint32_t{1}, Napi::Value(env, handle));
+  return out;
+}
+
+Napi::Value CachedRunClaim(const Napi::CallbackInfo& info) {
+  Run* run = RunOf(info);
+  if (run == nullptr) return Napi::Value();
+  return Napi::Number::New(info.Env(), static_cast<double>(run->Claim()));
+}
+
+Napi::Value CachedRunSettle(const Napi::CallbackInfo& info) {
+  Run* run = RunOf(info);
+  if (run == nullptr) return Napi::Value();
+  const int64_t spin_us = info.Length() > 1 && info[1].IsNumber() ? info[1].As<Napi::Number>().Int64Value() : 0;
+  napi_value out = run->TrySettle(info.Env(), std::max<int64_t>(0, std::min<int64_t>(spin_us, 1000)) * 1000);
+  return out == nullptr ? info.Env().Undefined() : Napi::Value(info.Env(), out);
 }
 
 }  // namespace smartread

@@ -28,15 +28,27 @@ export type CachedReadMany = (paths: readonly unknown[], start: number, end: num
 /**
  * The fast path over a run of a list on a pool thread (while the JS thread reads another run):
  * for each of paths[start..end) (at most kElsewhereRunMax), a hit's Buffer, kRunMiss (not in
- * memory: for the engines) or kRunLeft (for the JS thread's own fast path: not a string, not a
- * small regular file, an error).
+ * memory: for the engines), kRunLeft (for the JS thread's own fast path: not a string, not a
+ * small regular file, an error) or kRunTaken (claimed by the JS thread, see ElsewhereRun).
  */
 export type CachedReadElsewhere = (paths: readonly unknown[], start: number, end: number, flags: number,
-  confine?: Confine) => Promise<Array<Buffer | number>>;
+  confine?: Confine) => ElsewhereRun;
+/** A run on a pool thread, which the JS thread may help with once it has nothing else to read. */
+export interface ElsewhereRun {
+  /** Its results, unless settle() gave them first (then undefined). */
+  done: Promise<Array<Buffer | number> | undefined>;
+  /** The index (from start) of the next path nobody has claimed, now the caller's to read; -1: none left. */
+  claim(): number;
+  /** Once claim() has returned -1: the results, when the pool thread finishes what it claimed
+   * within spinUs (waited for on this thread); undefined otherwise, and done gives them. */
+  settle(spinUs: number): Array<Buffer | number> | undefined;
+}
 export const kRunMiss = -1;
 export const kRunLeft = -4;
 /** A miss the engines will make a hit of (cached_run.h kRunWarming): not a sign of a cold list. */
 export const kRunWarming = -5;
+/** A path the JS thread claimed from a run elsewhere and read itself (cached_run.h kRunTaken). */
+export const kRunTaken = -6;
 
 // The longest run one cachedReadMany call takes.
 export const kCachedRunMax = 64;
@@ -54,6 +66,16 @@ const kNotHit = -1;
 const kNotReached = -3;
 const kWarmingMiss = -5;
 const kTooLargeMiss = -6;
+
+// A run's results from the pool thread: a Buffer over the slab for each hit, else its mark.
+function resultsOfRun([slab, results]: [Buffer, Int32Array]): Array<Buffer | number> {
+  const out: Array<Buffer | number> = new Array(results.length / 2);
+  for (let k = 0; k < out.length; k++) {
+    const size = results[2 * k];
+    out[k] = size >= 0 ? Buffer.from(slab.buffer, slab.byteOffset + results[2 * k + 1], size) : size;
+  }
+  return out;
+}
 
 // The addon's synchronous readers, with the pool they share.
 function nativeReaders(binding: NativeBinding): {
@@ -103,14 +125,16 @@ function nativeReaders(binding: NativeBinding): {
       }
       return count;
     },
-    cachedReadElsewhere: async (paths, start, end, flags, confine) => {
-      const [slab, results] = await binding.cachedReadRun(paths, start, end, flags, confine?.dirfd, confine?.resolve);
-      const out: Array<Buffer | number> = new Array(results.length / 2);
-      for (let k = 0; k < out.length; k++) {
-        const size = results[2 * k];
-        out[k] = size >= 0 ? Buffer.from(slab.buffer, slab.byteOffset + results[2 * k + 1], size) : size;
-      }
-      return out;
+    cachedReadElsewhere: (paths, start, end, flags, confine) => {
+      const [settled, run] = binding.cachedReadRun(paths, start, end, flags, confine?.dirfd, confine?.resolve);
+      return {
+        done: settled.then((value) => (value === undefined ? undefined : resultsOfRun(value))),
+        claim: () => binding.cachedRunClaim(run),
+        settle: (spinUs) => {
+          const value = binding.cachedRunSettle(run, spinUs);
+          return value === undefined ? undefined : resultsOfRun(value);
+        },
+      };
     },
   };
 }

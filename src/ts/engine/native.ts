@@ -112,10 +112,17 @@ export interface NativeBinding {
     results: Int32Array, out: unknown[], onRing: boolean, rootFd?: number, resolve?: number): Buffer | undefined;
   /** readMany's fast path on a pool thread: the small regular files of paths[start..end) (at
    * most 256) read without waiting, into one Buffer. results[2k] is a hit's byte count (its
-   * bytes at results[2k + 1] in the Buffer), -1 for a miss (not in memory: for the engines), or
-   * -4 for a path left to the JS thread's fast path (anything else). */
+   * bytes at results[2k + 1] in the Buffer), -1 for a miss (not in memory: for the engines),
+   * -4 for a path left to the JS thread's fast path (anything else), -5 for a miss the engines
+   * make a hit of, or -6 for a path the JS thread claimed (cachedRunClaim). With the promise,
+   * the run's handle; the promise gives undefined where cachedRunSettle gave the results. */
   cachedReadRun(paths: readonly unknown[], start: number, end: number, flags: number,
-    rootFd?: number, resolve?: number): Promise<[Buffer, Int32Array]>;
+    rootFd?: number, resolve?: number): [Promise<[Buffer, Int32Array] | undefined>, object];
+  /** The index (from start) of the next path of the run nobody has claimed, now the caller's; -1: none left. */
+  cachedRunClaim(run: object): number;
+  /** Once cachedRunClaim has given -1: the run's results, if the pool thread is done with what
+   * it claimed within spinUs (at most 1,000, waited for on this thread); else undefined. */
+  cachedRunSettle(run: object, spinUs: number): [Buffer, Int32Array] | undefined;
   /** AsyncRead on libuv's thread pool. */
   threadpoolRead(target: string | Buffer | number, flags: number, statUserFd: boolean, rootFd?: number, resolve?: number): Promise<RawResult>;
   mapFile: Engine['mapFile'];

@@ -8,7 +8,9 @@ import { constants, statSync } from 'node:fs';
 import { sep } from 'node:path';
 import { originalPromisesReadFile, originalReadFile } from '../common/fs_originals';
 import { isRawFailure, type RawFailure, type RawResult } from '../common/raw';
-import { fastPathTurnMs, kCachedRunMax, kElsewhereRunMax, kRunMiss, kRunWarming, loadReport, tuning } from '../engine/engine';
+import {
+  fastPathTurnMs, kCachedRunMax, kElsewhereRunMax, kRunMiss, kRunTaken, kRunWarming, loadReport, tuning, type ElsewhereRun,
+} from '../engine/engine';
 import { countFastPath, countTooLarge, recordRead, timing, type ServedBy } from './metrics';
 import { Root, type ConfineOptions } from './confine';
 import { turnSpent, waitForNextTurn } from './turn_clock';
@@ -143,8 +145,19 @@ const kShortList = 8;
 // would allow, whatever their size.
 const kHandOffMin = 8;
 // A list too short for runs from its start hands half of what is left to one run elsewhere only
-// when more than this many turns' share of work is left (see handOffHalf in readMany).
-const kHandOffTurns = 2;
+// when at least this much work is left at the JS thread's pace (see handOffHalf in readMany).
+// Less is read sooner on the JS thread: the run costs it a job queued (whose thread wake-up
+// here now and then holds the JS thread itself for 1-4 ms: in 1-3% of calls in the bench's
+// short rounds), its Buffer and its completion. readMany ÷ the smartReadSync loop, 64 cached
+// files a call (node bench/index.js --mount overlay --filter 64inflight; ext4 / tmpfs / overlay):
+// 4 KiB (about 0.2 ms left) 0.88 / 0.80 / 0.85 handed off from 0.1 ms, 1.00 / 0.84 / 0.92 from
+// 0.3; 64 KiB (about 0.4 ms left) 1.03 / 0.93 / 1.02 from 0.1, 0.88 / 0.99 / 1.07 from 0.3, and
+// 0.83 / 0.84 / 0.78 from 0.5, where it was no longer handed off.
+const kHandOffMinMs = 0.3;
+// How long a lane that has read the last file of a run handed off waits, on the JS thread, for
+// the pool thread to finish the one it is reading, rather than for the loop to turn: a cached
+// file of up to 256 KiB (the largest a run takes) is read in well under this.
+const kSettleSpinUs = 100;
 
 // One 'abort' listener per signal, shared by all the reads waiting on it (hundreds, in a
 // readMany), removed when the last of them settles.
@@ -647,9 +660,12 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
         continue;
       }
       const leftOver = nextLeft < left.length;
-      if (!leftOver && next >= list.length) break;
+      // With the list read up to its end, a lane helps the run handed off (see helpRun).
+      const helping = !leftOver && next >= list.length && shared !== null && !shared.exhausted;
+      if (!leftOver && next >= list.length && !helping) break;
       const start = next;
-      const fastPath = leftOver || (runFlags !== null && typeof list[start] === 'string' && start >= fastPathFrom);
+      const fastPath = helping || leftOver ||
+        (runFlags !== null && typeof list[start] === 'string' && start >= fastPathFrom);
       if (fastPath) {
         // What the fast path reads holds the JS thread: the lanes' share of a turn is bounded.
         if (turnSpent(turnBudgetMs)) {
@@ -663,6 +679,10 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
           }
           continue;
         }
+      }
+      if (helping) {
+        helpRun(shared!);
+        continue;
       }
       if (leftOver) {
         await readAside(left[nextLeft++], 'try');
@@ -729,22 +749,59 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
   // long (kElsewhereRunMax) while the list is, and never more than half of what is left, so
   // that the lanes do not end long before the last run does.
   let elsewhere = elsewhereFromStart;
-  // A shorter list gets one run there once the fast path's runs on the JS thread show more
-  // than two turns' share of work left at their pace (large files: 64 cached files of 64 KiB),
-  // half of what is left, read while the lanes go on with the other half: the run then spares
-  // the JS thread at least a turn's share, more than the JS thread's wait for it costs. That
-  // wait is where this VM's wake-ups show: the JS thread, done with its half, sleeps until the
-  // pool thread's run settles. Less work than that is read sooner on the JS thread alone. 64
-  // cached files of 4 KiB leave 48 after the first run, 190-290 us at their pace, about one
-  // turn's share (250 us): handed off at one turn's share, readMany's p99 in the bench on
-  // overlay was 3.9-4.0 ms (0.7-0.9 without), and it made 0.76-0.79x the smartReadSync loop
-  // there (tmpfs 0.69-0.73, ext4 0.74-1.12); at two, 0.83-0.96 (tmpfs 0.81-0.95, ext4
-  // 0.93-0.97), while 64 of 64 KiB are still handed off (overlay 0.94-1.03, then 0.96-1.01).
+  // A shorter list gets one run there once the fast path's runs on the JS thread show at least
+  // kHandOffMinMs of work left at their pace: half of what is left, read while the lanes go on
+  // with the other half, and helped with by the lanes once they are done (helpRun), so that the
+  // JS thread neither sits idle until the pool thread has woken nor waits for the loop to turn
+  // for the run's results. Before the lanes helped, a hand-off paid off only past two turns'
+  // share of work: the JS thread, done with its half, slept until the run settled, where this
+  // VM's wake-ups show (64 cached files of 4 KiB handed off: readMany's p99 on overlay 3.9-4.0
+  // ms, 0.76-0.79x the smartReadSync loop).
   let handedOff: Promise<void> | null = null;
+  // The run handed off, while a lane may still help with it: the lanes, done with the rest of
+  // the list, claim its files that the pool thread has not reached and read them here, then
+  // take its results at once if the pool thread is done with what it claimed (settling them
+  // without a turn of the event loop). A pool thread woken late (this VM's wake-ups take tens of
+  // µs, and sometimes the loop's own stall of ms) then costs the call nothing but its files read
+  // here, and its results wait for no wake-up (in a script of 1 s rounds, 64 cached files of 64
+  // KiB a call, the run settled at once in all but 6 of 4,386 calls).
+  let shared: { run: ElsewhereRun; start: number; exhausted: boolean; give: (out: Array<Buffer | number>) => void } | null = null;
+  // One file of the run handed off, read here; once none is left, its results if they are ready.
+  const helpRun = (run: NonNullable<typeof shared>) => {
+    const k = run.run.claim();
+    if (k < 0) {
+      run.exhausted = true;
+      const out = run.run.settle(kSettleSpinUs);
+      if (out !== undefined) run.give(out);
+      return;
+    }
+    const i = run.start + k;
+    const path = list[i];
+    let raw: RawResult | null | false = null;
+    if (typeof path === 'string') {
+      const started = timing() ? performance.now() : -1;
+      const endUse = common.root?.use();
+      try {
+        raw = engine.readNow!(path, runFlags!, common.root?.confine);
+      } finally {
+        endUse?.();
+      }
+      if (raw !== null && raw !== false && !isRawFailure(raw)) {
+        takeHit(i, raw, started);
+        return;
+      }
+    }
+    // As the pool thread would have left it: a miss for the engines, a large file for theirs,
+    // anything else (an error, not a string) for the lanes' own read, which reports it.
+    if (raw === null && typeof path === 'string') missed.push(i);
+    else if (raw === false) tooLarge.push(i);
+    else left.push(i);
+    wakeParked();
+  };
   const handOffHalf = () => {
     const remaining = list.length - next;
     if (!mayHandOff || elsewhere || handedOff !== null || failed || remaining < kHandOffMin || coldStretch > 0 ||
-      inlineFiles === 0 || remaining * (inlineMs / inlineFiles) < kHandOffTurns * turnBudgetMs) {
+      inlineFiles === 0 || remaining * (inlineMs / inlineFiles) < kHandOffMinMs) {
       return;
     }
     elsewhere = true;
@@ -764,8 +821,17 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
       const endUse = common.root?.use();
       let out: Array<Buffer | number>;
       try {
-        out = await engine.readElsewhereMany!(list, start, end, runFlags!, common.root?.confine);
+        const run = engine.readElsewhereMany!(list, start, end, runFlags!, common.root?.confine);
+        // The run handed off is the lanes' to help with; runs from the start are long, and the
+        // lanes have the rest of the list to read.
+        out = only === 0 ? (await run.done)! : await new Promise<Array<Buffer | number>>((resolve, reject) => {
+          shared = { run, start, exhausted: false, give: resolve };
+          run.done.then((value) => {
+            if (value !== undefined) resolve(value);
+          }, reject);
+        });
       } finally {
+        shared = null;
         endUse?.();
       }
       if (failed) return;
@@ -776,6 +842,8 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
         if (typeof value !== 'number') {
           hits++;
           takeHit(start + k, value, started);
+        } else if (value === kRunTaken) {
+          // Read by a lane (helpRun).
         } else if (value === kRunMiss || value === kRunWarming) {
           if (value === kRunWarming) warming++;
           missed.push(start + k);
