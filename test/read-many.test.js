@@ -56,6 +56,30 @@ function addonWithTuningRestored(t, why) {
   return true;
 }
 
+/** Fresh FIFOs named `prefix`-0.. in the disk directory. */
+function makeFifos(prefix, count) {
+  const fifos = Array.from({ length: count }, (_, i) => path.join(tempDirs.disk, `${prefix}-${i}`));
+  for (const fifo of fifos) {
+    fs.rmSync(fifo, { force: true });
+    require('node:child_process').execFileSync('mkfifo', [fifo]);
+  }
+  return fifos;
+}
+
+/**
+ * A writer of the FIFO opened without blocking, or -1 (ENXIO) while it has no reader: a reader
+ * has it open, or waits in open(2) for a writer, once this gives a descriptor, which also lets
+ * that reader go on.
+ */
+function writerOf(fifo) {
+  try {
+    return fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+  } catch (err) {
+    if (err.code === 'ENXIO') return -1;
+    throw err;
+  }
+}
+
 /** Asserts results[i] holds file i's bytes for every i. */
 function assertInOrder(results, indexes, what) {
   assert.ok(Array.isArray(results), `${what}: an array`);
@@ -503,22 +527,10 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
     const plan = list.map((file, i) => (i === 18 ? `${missing}-busy` : i === 22 ? tempDirs.disk : i === 24 ? Buffer.from(file) : file));
     const expected = await Promise.allSettled(plan.map((p) => fs.promises.readFile(p)));
     await readMany(list);
-    // Every thread of libuv's pool waits to read a FIFO of its own: a writer opened without
-    // blocking gets ENXIO until the reader has it open, and writes nothing until the end.
+    // Every thread of libuv's pool waits to read a FIFO of its own, whose writer (writerOf)
+    // writes nothing until the end.
     const threads = Number(process.env.UV_THREADPOOL_SIZE) || 4;
-    const fifos = Array.from({ length: threads }, (_, i) => path.join(tempDirs.disk, `busy-fifo-${i}`));
-    for (const fifo of fifos) {
-      fs.rmSync(fifo, { force: true });
-      require('node:child_process').execFileSync('mkfifo', [fifo]);
-    }
-    const writerOf = (fifo) => {
-      try {
-        return fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
-      } catch (err) {
-        if (err.code === 'ENXIO') return -1;
-        throw err;
-      }
-    };
+    const fifos = makeFifos('busy-fifo', threads);
     let waiting = threads;
     const blocked = fifos.map((fifo) => fs.promises.readFile(fifo).finally(() => waiting--));
     const writers = fifos.map(() => -1);
@@ -615,21 +627,8 @@ describe("'auto': short lists, and lanes started as reads wait", () => {
   });
 
   test('reads that wait have `concurrency` of them in flight: FIFOs opened by readers three at a time', async () => {
-    const fifos = Array.from({ length: 4 }, (_, i) => path.join(tempDirs.disk, `lanes-fifo-${i}`));
-    for (const fifo of fifos) {
-      fs.rmSync(fifo, { force: true });
-      require('node:child_process').execFileSync('mkfifo', [fifo]);
-    }
-    // A writer opened without blocking gets ENXIO until a reader has the FIFO open (or waits in
-    // open(2) for a writer): it shows which reads are in flight, and lets each one go on.
-    const writerOf = (fifo) => {
-      try {
-        return fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
-      } catch (err) {
-        if (err.code === 'ENXIO') return -1;
-        throw err;
-      }
-    };
+    const fifos = makeFifos('lanes-fifo', 4);
+    // A writer (writerOf) shows which reads are in flight, and lets each one go on.
     const pending = readMany(fifos, { concurrency: 3 });
     const writers = [-1, -1, -1, -1];
     await waitUntil(() => {
