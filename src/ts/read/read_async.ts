@@ -146,9 +146,9 @@ const kShortList = 8;
 const kHandOffMin = 8;
 // A list too short for runs from its start hands half of what is left to one run elsewhere only
 // when at least this much work is left at the JS thread's pace (see handOffHalf in readMany).
-// Less is read sooner on the JS thread: the run costs it a job queued (whose thread wake-up
-// here now and then holds the JS thread itself for 1-4 ms: in 1-3% of calls in the bench's
-// short rounds), its Buffer and its completion. readMany ÷ the smartReadSync loop, 64 cached
+// Less is read sooner on the JS thread: the run costs it a job queued (a call that held the JS
+// thread 1-4 ms in 1-3% of calls in the bench's short rounds, see docs/how-it-works.md), its
+// Buffer and its completion. readMany ÷ the smartReadSync loop, 64 cached
 // files a call (node bench/index.js --mount overlay --filter 64inflight; ext4 / tmpfs / overlay):
 // 4 KiB (about 0.2 ms left) 0.88 / 0.80 / 0.85 handed off from 0.1 ms, 1.00 / 0.84 / 0.92 from
 // 0.3; 64 KiB (about 0.4 ms left) 1.03 / 0.93 / 1.02 from 0.1, 0.88 / 0.99 / 1.07 from 0.3, and
