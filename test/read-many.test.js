@@ -527,7 +527,9 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
     list.forEach((file, i) => fs.writeFileSync(file, patternBuffer(sizeOf(i), i)));
     const plan = list.map((file, i) => (i === 18 ? `${missing}-busy` : i === 22 ? tempDirs.disk : i === 24 ? Buffer.from(file) : file));
     const expected = await Promise.allSettled(plan.map((p) => fs.promises.readFile(p)));
-    await readMany(list);
+    // Read once while the pool is free: the files' sizes are known after, and so is the form
+    // of node:fs's read errors (EISDIR), which readMany learns once a process on a pool thread.
+    await readMany(plan, { settle: true });
     // Every thread of libuv's pool waits to read a FIFO of its own, whose writer (writerOf)
     // writes nothing until the end.
     const threads = Number(process.env.UV_THREADPOOL_SIZE) || 4;
