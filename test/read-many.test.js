@@ -510,7 +510,13 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
       assert.throws(() => native.cachedRunClaim(bad), { name: 'TypeError', message: 'not a run of cachedReadRun' });
       assert.throws(() => native.cachedRunSettle(bad, 0), { name: 'TypeError' });
     }
+    // ...and unmap takes a run's handle, or anything else, for no mapping: false, nothing unmapped.
+    const [done, handle] = native.cachedReadRun(list, 0, 8, fs.constants.O_RDONLY);
+    for (const bad of [undefined, {}, 1, handle]) assert.equal(native.unmap(bad, mapped.buffer), false);
+    assertSameBytes(mapped.buffer, fs.readFileSync(files[0]), 'the mapping still reads');
     assert.equal(native.unmap(mapped.mapping, mapped.buffer), true);
+    assert.equal(mapped.buffer.length, 0, 'detached once unmapped');
+    await done;
   });
 
   test('a run handed off while every pool thread is busy is read by the lanes: the call does not wait for a thread', async (t) => {

@@ -19,6 +19,9 @@ namespace smartread {
 
 namespace {
 
+// Marks the handles mapFile makes, so that unmap() takes no other external for one.
+constexpr napi_type_tag kMappingTag = {0x736d617274726561ULL, 0x646d617070696e67ULL};
+
 // Status napi_no_external_buffers_allowed (Node >= 20.3); a number so that older headers build.
 constexpr int kNoExternalBuffersAllowed = 22;
 
@@ -164,6 +167,8 @@ Napi::Value MapFile(const Napi::CallbackInfo& info, Instance& instance) {
     mapping->Release();
     return Napi::Value(env, nullptr);
   }
+  // Without its mark the handle is one unmap() refuses; the Buffer still unmaps when collected.
+  napi_type_tag_object(env, handle, &kMappingTag);
   napi_set_named_property(env, out, "buffer", buffer);
   napi_set_named_property(env, out, "mapping", handle);
   return Napi::Value(env, out);
@@ -172,7 +177,15 @@ Napi::Value MapFile(const Napi::CallbackInfo& info, Instance& instance) {
 Napi::Value Unmap(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
   void* data = nullptr;
-  napi_get_value_external(env, info[0], &data);
+  bool tagged = false;
+  napi_valuetype type;
+  // Only a mapFile handle: another external (a readMany run's) is not a Mapping. The type is
+  // looked at first: the tag's check would throw for undefined or null.
+  if (info.Length() < 1 || napi_typeof(env, info[0], &type) != napi_ok || type != napi_external ||
+      napi_check_object_type_tag(env, info[0], &kMappingTag, &tagged) != napi_ok || !tagged ||
+      napi_get_value_external(env, info[0], &data) != napi_ok) {
+    return Napi::Boolean::New(env, false);
+  }
   Mapping* mapping = static_cast<Mapping*>(data);
   if (mapping == nullptr || mapping->unmapped) return Napi::Boolean::New(env, false);
   napi_value array_buffer;
