@@ -548,7 +548,6 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
         });
         return writers.every((fd) => fd >= 0);
       }, 10000, () => `readers of the FIFOs: ${writers.map((fd) => fd >= 0)}`);
-      const fdsBefore = openFdCount();
       // A call that waited for a pool thread would wait for the writers, closed below: it is
       // given ten seconds to settle without one.
       const runs = poolRuns(async () => {
@@ -557,7 +556,10 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
       await waitUntil(() => results !== undefined, 10000, () => 'readMany settled while every pool thread waited');
       assert.ok(await runs > 0, 'a run was handed off');
       assert.equal(waiting, threads, 'every pool thread still waited');
-      assert.equal(openFdCount(), fdsBefore, `descriptors: ${JSON.stringify(openFds())}`);
+      // None of the files read is left open (counted by name: Node may open descriptors of its
+      // own meanwhile, as Node 24's libuv did an io_uring of its loop here).
+      const leftOpen = Object.values(openFds()).filter((target) => /\/busy-\d+$/.test(String(target)));
+      assert.deepEqual(leftOpen, [], 'no descriptor of the files read');
     } finally {
       for (const fd of writers) if (fd >= 0) fs.closeSync(fd);
       await Promise.all(blocked);
