@@ -766,6 +766,16 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
   // here, and its results wait for no wake-up (in a script of 1 s rounds, 64 cached files of 64
   // KiB a call, the run settled at once in all but 6 of 4,386 calls).
   let shared: { run: ElsewhereRun; start: number; exhausted: boolean; give: (out: Array<Buffer | number>) => void } | null = null;
+  // One path by the fast path on the JS thread, under the call's root (a short list's, or a
+  // file of the run handed off).
+  const readNowHere = (path: string): RawResult | null | false => {
+    const endUse = common.root?.use();
+    try {
+      return engine.readNow!(path, runFlags!, common.root?.confine);
+    } finally {
+      endUse?.();
+    }
+  };
   // One file of the run handed off, read here; once none is left, its results if they are ready.
   const helpRun = (run: NonNullable<typeof shared>) => {
     const k = run.run.claim();
@@ -780,12 +790,7 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
     let raw: RawResult | null | false = null;
     if (typeof path === 'string') {
       const started = timing() ? performance.now() : -1;
-      const endUse = common.root?.use();
-      try {
-        raw = engine.readNow!(path, runFlags!, common.root?.confine);
-      } finally {
-        endUse?.();
-      }
+      raw = readNowHere(path);
       if (raw !== null && raw !== false && !isRawFailure(raw)) {
         takeHit(i, raw, started);
         return;
@@ -882,13 +887,7 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
         const path = list[next];
         if (typeof path !== 'string' || turnSpent(turnBudgetMs)) break;
         const started = timing() ? performance.now() : -1;
-        const endUse = common.root?.use();
-        let raw: RawResult | null | false;
-        try {
-          raw = engine.readNow(path, runFlags, common.root?.confine);
-        } finally {
-          endUse?.();
-        }
+        const raw = readNowHere(path);
         if (raw === false) {
           tooLarge.push(next++);
           continue;
