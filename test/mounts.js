@@ -1,5 +1,6 @@
 // Real overlay and FUSE mounts for a test file, made with the bench's mount set (bench/mounts.js):
-// the kernel's overlayfs over a disk directory, and bindfs over one. Mounted before the file's
+// the kernel's overlayfs over a disk directory, bindfs over one, and the bench's fuse-latency
+// daemon (1 ms a request, built from bench/fuse_latency.c) over one. Mounted before the file's
 // tests and always taken down after them (on 'exit' too); a kind this machine cannot mount (not
 // root, no overlayfs or /dev/fuse, no bindfs, a mount refused) is a reason to skip, never a pass.
 'use strict';
@@ -8,12 +9,12 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { MountSet, mountUnavailable, mountsUnder } = require('../bench/mounts');
+const { MountSet, mountUnavailable, mountsUnder, buildFuseLatency } = require('../bench/mounts');
 
-const LABELS = { overlay: 'overlay', fuse: 'bindfs' };
+const LABELS = { overlay: 'overlay', fuse: 'bindfs', 'fuse-latency': 'fuse-latency' };
 
 /**
- * Mounts each of `kinds` ('overlay', 'fuse') under a new temp directory on the disk, in a
+ * Mounts each of `kinds` ('overlay', 'fuse', 'fuse-latency') under a new temp directory on the disk, in a
  * before() hook, and takes them down in after(), which also checks that nothing of theirs is
  * left in /proc/self/mounts. Returns { all: [{ kind, label }], get(kind) → the mount (bench/mounts.js:
  * { dir, backingDir, upperDir? }) or null, skipReason(kind) → why it is not there, or null }.
@@ -37,7 +38,9 @@ function useMounts(kinds = ['overlay', 'fuse']) {
     for (const kind of kinds) {
       if (reasons.get(kind) !== null) continue;
       try {
-        mounts.set(kind, kind === 'overlay' ? set.overlay() : await set.bindfs());
+        if (kind === 'overlay') mounts.set(kind, set.overlay());
+        else if (kind === 'fuse') mounts.set(kind, await set.bindfs());
+        else mounts.set(kind, await set.fuseLatency({ binary: (await buildFuseLatency()).binary, delayMs: 1 }));
       } catch (err) {
         reasons.set(kind, `could not mount ${LABELS[kind]}: ${err.message}`);
       }

@@ -27,10 +27,11 @@ int64_t MonotonicNs() {
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
-int64_t ReadBudget::SlowNs(size_t size) const {
-  const int64_t copy_ns = copy_rate_mb_per_s == 0 ? 0 : static_cast<int64_t>(size * 1000 / copy_rate_mb_per_s);
-  return static_cast<int64_t>(budget_us) * 1000 + 2 * copy_ns;
+int64_t ReadBudget::CopyNs(size_t size) const {
+  return copy_rate_mb_per_s == 0 ? 0 : static_cast<int64_t>(size * 1000 / copy_rate_mb_per_s);
 }
+
+int64_t ReadBudget::SlowNs(size_t size) const { return static_cast<int64_t>(budget_us) * 1000 + 2 * CopyNs(size); }
 
 std::string FilesystemName(int64_t type) {
   // linux/magic.h, and the network filesystems' own headers (not all of them in magic.h).

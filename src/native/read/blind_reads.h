@@ -207,6 +207,8 @@ struct ReadBudget {
   uint64_t budget_us;
   uint64_t copy_rate_mb_per_s;
   int64_t SlowNs(size_t size) const;
+  // How long copying `size` bytes from memory takes at the copy rate.
+  int64_t CopyNs(size_t size) const;
 };
 
 // Reads the whole regular file `st` (open as `fd`, `size` bytes) into `data` on the calling
