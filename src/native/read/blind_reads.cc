@@ -3,6 +3,7 @@
 #include "blind_reads.h"
 
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -266,6 +267,10 @@ NoWaitRead ReadJudged(BlindReads& blind, const BlindReads::File& file, int fd, u
   return NoWaitRead{static_cast<size_t>(n), 0};
 }
 
+// Past its copy, what a read from memory may take before it is looked at (a read that waited
+// for a disk or a server takes tens of µs at the least; this VM's preemptions take that too).
+constexpr int64_t kInMemorySlackNs = 50000;
+
 }  // namespace
 
 NoWaitRead ReadUnlessWaiting(BlindReads& blind, const BlindReads::File& file, int fd,
@@ -281,6 +286,40 @@ NoWaitRead ReadUnlessWaiting(BlindReads& blind, const BlindReads::File& file, in
   const int64_t now = MonotonicNs();
   blind.Learn(st.st_dev, fd, now);
   return ReadJudged(blind, file, fd, data, size, budget, opened_ns, now);
+}
+
+AsBefore AsBeforeFor(bool batchable, bool device_judged, bool device_in_memory) {
+  if (batchable) return AsBefore::kNoWait;
+  if (device_judged) return AsBefore::kJudged;
+  return device_in_memory ? AsBefore::kInMemory : AsBefore::kLook;
+}
+
+bool JudgedInline(BlindReads& blind, const BlindReads::File& named, int fd, int64_t opened_ns,
+                  const ReadBudget& budget, bool* cooling) {
+  // Judged as of the open: a read lately then is one now (kRecentNs is a minute).
+  const BlindReads::Judgement judged = blind.Judge(named, fd, opened_ns);
+  if (BlindReads::ReadsInline(judged)) return true;
+  const int64_t now = MonotonicNs();
+  blind.Timed(named, now - opened_ns, budget.SlowNs(static_cast<size_t>(named.size)), now, false);
+  *cooling = judged == BlindReads::Judgement::kCooling;
+  return false;
+}
+
+AsBeforeRead ReadNamedAsBefore(AsBefore mode, BlindReads& blind, const BlindReads::File& named, int fd,
+                               uint8_t* data, const ReadBudget& budget, int64_t opened_ns, bool* moved) {
+  const size_t size = static_cast<size_t>(named.size);
+  int error = 0;
+  const int64_t read_from = mode == AsBefore::kInMemory ? MonotonicNs() : 0;
+  const bool same = ReadAsBefore(fd, data, size, mode == AsBefore::kNoWait ? RWF_NOWAIT : 0, &error);
+  if (mode == AsBefore::kJudged) {
+    const int64_t now = MonotonicNs();
+    blind.Timed(named, now - opened_ns, budget.SlowNs(size), now, true);
+  } else if (mode == AsBefore::kInMemory && MonotonicNs() - read_from > kInMemorySlackNs + 2 * budget.CopyNs(size)) {
+    struct stat st {};
+    *moved = fstat(fd, &st) != 0 || st.st_dev != named.dev;
+  }
+  if (same) return AsBeforeRead::kSame;
+  return error == EAGAIN ? AsBeforeRead::kMiss : AsBeforeRead::kLook;
 }
 
 }  // namespace smartread

@@ -221,4 +221,36 @@ NoWaitRead ReadUnlessWaiting(BlindReads& blind, const BlindReads::File& file, in
                              const struct stat& st, uint8_t* data, size_t size, bool* in_memory,
                              const ReadBudget& budget, int64_t opened_ns);
 
+// How a name read before as a small regular file (the fast path's hints keep its size and
+// device) is read again without fstat, from its open: one preadv2 at offset 0 asking for that
+// size and one byte more (ReadAsBefore), which only fstat would otherwise have sized.
+//   kNoWait    its filesystem honours RWF_NOWAIT: asked not to wait (a file in another place
+//              now, on tmpfs or overlayfs, refuses it and is looked at);
+//   kJudged    its filesystem refuses RWF_NOWAIT (BlindReads knows the device): read where
+//              JudgedInline() has it read on this thread, timed from the open;
+//   kInMemory  tmpfs or ramfs, where nothing waits for a device: read, and timed from the read,
+//              since only fstat would tell that the name now leads elsewhere, perhaps to a disk
+//              (it cost 0.4 of the 2.1 µs that open, read and close of a cached 4 KiB tmpfs file
+//              take, C, this VM); a read slower than memory is looked at with fstat then;
+//   kLook      none of those: fstat first.
+enum class AsBefore : uint8_t { kLook, kNoWait, kJudged, kInMemory };
+AsBefore AsBeforeFor(bool batchable, bool device_judged, bool device_in_memory);
+
+// Whether a kJudged read of `named` (open as `fd`) is read on this thread now; if not, the
+// refusal is timed from `opened_ns`, and *cooling says whether its filesystem cools.
+bool JudgedInline(BlindReads& blind, const BlindReads::File& named, int fd, int64_t opened_ns,
+                  const ReadBudget& budget, bool* cooling);
+
+enum class AsBeforeRead : uint8_t {
+  kSame,  // the file had the size it had, and is in `data`
+  kMiss,  // RWF_NOWAIT's EAGAIN: the start of it is not in memory (and its readahead has begun)
+  kLook,  // anything else (another size, another kind of file, another filesystem's refusal)
+};
+// Reads `named` (its device and size as read before) open as `fd` into `data` (room for its
+// size) as `mode` says. *moved: a kInMemory read slower than memory (kInMemorySlackNs past its
+// copy) found the file on another device by fstat; the name is then to be looked at afresh from
+// its next read, having cost at most that one read of the filesystem that took its place.
+AsBeforeRead ReadNamedAsBefore(AsBefore mode, BlindReads& blind, const BlindReads::File& named, int fd,
+                               uint8_t* data, const ReadBudget& budget, int64_t opened_ns, bool* moved);
+
 }  // namespace smartread

@@ -74,10 +74,6 @@ bool MakeDestination(napi_env env, Instance& instance, size_t size, DestBuffer* 
   return true;
 }
 
-// Past its copy, what a read from memory may take before it is looked at (a read that waited
-// for a disk or a server takes tens of µs at the least; this VM's preemptions take that too).
-constexpr int64_t kInMemorySlackNs = 50000;
-
 // kWarming: a miss on a filesystem that refuses RWF_NOWAIT, whose file the judge now remembers
 // (BlindReads: a first read, or a large file not all in memory): once the engines have read it,
 // the next read is a hit, so a run of them is not a cold list.
@@ -129,19 +125,12 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
       return Outcome::kWarming;
     }
   }
-  // A name read before is read as it was, without fstat: asked not to wait where the filesystem
-  // honours RWF_NOWAIT, and where it refuses it (known_dev is BlindReads'), judged by its name.
-  const bool judged_before = known_regular && !batchable && known_dev != 0 && device.known;
-  // On tmpfs or ramfs (refusing RWF_NOWAIT, and with nothing to wait for), a name read before
-  // is read as it was too, timed: only fstat would tell that the name now names a file
-  // elsewhere, perhaps on a disk, and it cost 0.4 of the 2.1 µs that open, read and close of a
-  // cached 4 KiB tmpfs file take (C, this VM). A read slower than memory is then looked at
-  // with fstat, and a name no longer on that device is looked at afresh from its next read
-  // (kInMemorySlackNs): it waits once, as long as one read of the filesystem that took its
-  // place. The device counts as in memory for a second after a read with fstat found it so.
-  const bool in_memory_before = known_regular && !batchable && known_dev != 0 && !device.known &&
-                                hints.InMemory(known_dev);
-  const bool read_before = known_regular && (batchable || judged_before || in_memory_before);
+  // A name read before is read as it was, without fstat (AsBefore): asked not to wait where the
+  // filesystem honours RWF_NOWAIT, judged by its name where it refuses it (known_dev is
+  // BlindReads'), timed on tmpfs and ramfs (in memory for a second after a read with fstat
+  // found the device so).
+  const AsBefore as_before = known_regular
+      ? AsBeforeFor(batchable, device.known, known_dev != 0 && hints.InMemory(known_dev)) : AsBefore::kLook;
   // A name known without its device (a reader that did not say) is looked at like a new one
   // where some filesystem refuses RWF_NOWAIT: it may be there, and its open wait for a server.
   const bool look_first = !known_regular || (known_dev == 0 && !batchable && blind.Any());
@@ -191,37 +180,25 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     return Outcome::kFailed;
   }
   DestBuffer dest;
-  if (read_before && known_size > 0 && known_size <= max_size && known_size <= kReadAsBeforeMax) {
+  if (as_before != AsBefore::kLook && known_size > 0 && known_size <= max_size && known_size <= kReadAsBeforeMax) {
     const BlindReads::File named{FastPathHints::Hash(path), known_dev, static_cast<off_t>(known_size), -1};
-    // Judged as of the open: a read lately then is one now (kRecentNs is a minute).
-    const BlindReads::Judgement judged = judged_before ? blind.Judge(named, fd, opened_ns) : BlindReads::Judgement::kRecentRead;
-    if (!BlindReads::ReadsInline(judged)) {
-      const int64_t now = MonotonicNs();
-      blind.Timed(named, now - opened_ns, BudgetOf(instance).SlowNs(known_size), now, false);
+    const bool judged = as_before == AsBefore::kJudged;
+    bool cooling = false;
+    if (judged && !JudgedInline(blind, named, fd, opened_ns, BudgetOf(instance), &cooling)) {
       close(fd);
-      return judged == BlindReads::Judgement::kCooling ? Outcome::kMiss : Outcome::kWarming;
+      return cooling ? Outcome::kMiss : Outcome::kWarming;
     }
     const bool pool = small.data != nullptr && known_size <= small.capacity;
     if (pool) {
       dest.data = small.data;
-    } else if (!MakeDestination(env, instance, static_cast<size_t>(known_size), &dest, judged_before ? &opened_ns : nullptr)) {
+    } else if (!MakeDestination(env, instance, static_cast<size_t>(known_size), &dest, judged ? &opened_ns : nullptr)) {
       close(fd);
       return Outcome::kJsException;
     }
-    // RWF_NOWAIT: a hit only when it is all in memory; tmpfs now (EOPNOTSUPP) is looked at.
-    int error = 0;
-    const int64_t read_from = in_memory_before ? MonotonicNs() : 0;
-    const bool same = ReadAsBefore(fd, dest.data, static_cast<size_t>(known_size),
-                                   judged_before || in_memory_before ? 0 : RWF_NOWAIT, &error);
-    if (judged_before) {
-      const int64_t now = MonotonicNs();
-      blind.Timed(named, now - opened_ns, BudgetOf(instance).SlowNs(known_size), now, true);
-    } else if (in_memory_before &&
-               MonotonicNs() - read_from > kInMemorySlackNs + 2 * BudgetOf(instance).CopyNs(known_size) &&
-               (fstat(fd, &st) != 0 || st.st_dev != known_dev)) {
-      hints.Forget(path);
-    }
-    if (same) {
+    bool moved = false;
+    const AsBeforeRead read = ReadNamedAsBefore(as_before, blind, named, fd, dest.data, BudgetOf(instance), opened_ns, &moved);
+    if (moved) hints.Forget(path);
+    if (read == AsBeforeRead::kSame) {
       close(fd);
       *size_out = known_size;
       if (pool) {
@@ -234,7 +211,7 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
     }
     // The start of the file is not in memory (and its readahead has begun): a miss, which an
     // fstat and a second read without waiting would only have found again.
-    if (error == EAGAIN) {
+    if (read == AsBeforeRead::kMiss) {
       close(fd);
       return Outcome::kMiss;
     }

@@ -56,9 +56,15 @@ class Run {
   struct Item {
     std::string path;
     // The size the name had as a regular file when last read (hints), or -1: looked at first;
-    // and the device it was on then (0: not known).
+    // the device it was on then (0: not known); and, as the JS thread's hints had them when the
+    // run began, whether that device honoured RWF_NOWAIT and whether it was tmpfs or ramfs (how
+    // it is read again without fstat, AsBefore).
     int64_t known = -1;
     dev_t dev = 0;
+    bool batchable = false;
+    bool dev_in_memory = false;
+    // Read as before on tmpfs, slower than memory, found on another device: forgotten at Settle.
+    bool moved = false;
     int32_t result = kRunLeft;
     uint32_t offset = 0;
     bool in_memory = false;
@@ -202,6 +208,12 @@ class Run {
       item.result = errno == EAGAIN ? kRunMiss : kRunLeft;
       return;
     }
+    // As on the JS thread, a name read before is read as it was, without fstat.
+    const AsBefore as_before = item.known > 0 ? AsBeforeFor(item.batchable, device.known, item.dev_in_memory) : AsBefore::kLook;
+    if (as_before != AsBefore::kLook && ReadAsBeforeHere(item, as_before, fd, opened_ns)) {
+      close(fd);
+      return;
+    }
     if (fstat(fd, &st) == 0 && Fits(st)) {
       const size_t size = static_cast<size_t>(st.st_size);
       const bool known_in_memory = InMemory(st.st_dev);
@@ -223,6 +235,39 @@ class Run {
       }
     }
     close(fd);
+  }
+
+  // A name read before (item.known bytes, room for them checked), open as `fd`, read as
+  // `as_before` says (ReadCached's way): true where that settled it, a hit or a miss; false
+  // where it is to be looked at with fstat.
+  bool ReadAsBeforeHere(Item& item, AsBefore as_before, int fd, int64_t opened_ns) {
+    const size_t size = static_cast<size_t>(item.known);
+    const BlindReads::File named{FastPathHints::Hash(item.path.c_str()), item.dev, static_cast<off_t>(size), -1};
+    const bool judged = as_before == AsBefore::kJudged;
+    item.read_dev = item.dev;
+    item.size = size;
+    item.blind = judged;
+    item.in_memory = as_before == AsBefore::kInMemory;
+    bool cooling = false;
+    if (judged && !JudgedInline(*blind, named, fd, opened_ns, budget, &cooling)) {
+      item.result = cooling ? kRunMiss : kRunWarming;
+      return true;
+    }
+    switch (ReadNamedAsBefore(as_before, *blind, named, fd, slab_.data + used_, budget, opened_ns, &item.moved)) {
+      case AsBeforeRead::kSame:
+        item.result = static_cast<int32_t>(size);
+        item.offset = static_cast<uint32_t>(used_);
+        used_ = (used_ + size + 7) & ~size_t{7};
+        return true;
+      case AsBeforeRead::kMiss:
+        item.result = kRunMiss;
+        return true;
+      case AsBeforeRead::kLook:
+        break;
+    }
+    item.blind = false;
+    item.in_memory = false;
+    return false;
   }
 
   // A regular file with a size, small enough for the run, with room left for it.
@@ -269,7 +314,9 @@ class Run {
       values[2 * k + 1] = static_cast<int32_t>(item.offset);
       // Names under a root are relative to it: never remembered (as on the JS thread).
       // What it left, the JS thread's fast path reads, and learns from.
-      if (item.result >= 0 && !confinement.confined()) {
+      if (item.moved) {
+        hints.Forget(item.path.c_str());
+      } else if (item.result >= 0 && !confinement.confined()) {
         hints.SetRegular(item.path.c_str(), static_cast<uint64_t>(item.result), !item.in_memory && !item.blind, item.read_dev);
       } else if (item.blind && item.size > 0 && !confinement.confined()) {
         hints.SetRegular(item.path.c_str(), item.size, false, item.read_dev);
@@ -367,9 +414,12 @@ Napi::Value CachedReadRun(const Napi::CallbackInfo& info, Instance& instance) {
     slot.path.assign(path.c_str());
     uint64_t known;
     dev_t dev = 0;
-    if (!job->confinement.confined() && hints.KnownSize(path.c_str(), &known, &dev) && known <= kFileMax) {
+    bool batchable = false;
+    if (!job->confinement.confined() && hints.KnownRegular(path.c_str(), &known, &batchable, &dev) && known <= kFileMax) {
       slot.known = static_cast<int64_t>(known);
       slot.dev = dev;
+      slot.batchable = batchable;
+      slot.dev_in_memory = dev != 0 && hints.InMemory(dev);
     }
   }
   job->Prepare();
