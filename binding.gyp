@@ -18,6 +18,7 @@
         "src/native/read/cached_read.cc",
         "src/native/read/cached_run.cc",
         "src/native/read/mmap_file.cc",
+        "src/native/read/mount_table.cc",
         "src/native/read/page_cache.cc",
         "src/native/read/prefetch.cc",
         "src/native/read/read_into.cc",

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The bench's fuse-latency filesystem: a read-only FUSE passthrough of a directory that waits a fixed delay before answering each request, as a network filesystem does.
 //
-//   fuse_latency SOURCE MOUNTPOINT [--delay-us=N] [-f] [-o OPTION,...]
+//   fuse_latency SOURCE MOUNTPOINT [--delay-us=N] [--opens-log=FILE] [-f] [-o OPTION,...]
 //
 // Shared storage in production (gcsfuse, s3fs, sshfs, NFS) answers every request a round trip
 // later, and serves many requests at once. This daemon stands for it: every request it answers
@@ -54,17 +54,23 @@
 struct latency_options {
   unsigned int delay_us;
   const char *source;
+  const char *opens_log;
   int show_help;
 };
 
 static struct latency_options options = {.delay_us = DEFAULT_DELAY_US};
 // The source directory, opened once: every path is looked up beneath it.
 static int source_fd = -1;
+// With --opens-log=FILE, each open appends a line to FILE: the thread ID of the thread that
+// opened (the kernel's request says it), a space, and the path beneath the mount. The tests
+// read it to see which of a reader's threads waits for an open.
+static int opens_log_fd = -1;
 
 enum { KEY_HELP };
 
 static const struct fuse_opt latency_opts[] = {
     {"--delay-us=%u", offsetof(struct latency_options, delay_us), 0},
+    {"--opens-log=%s", offsetof(struct latency_options, opens_log), 0},
     FUSE_OPT_KEY("-h", KEY_HELP),
     FUSE_OPT_KEY("--help", KEY_HELP),
     FUSE_OPT_END,
@@ -116,6 +122,7 @@ static int latency_readlink(const char *path, char *buf, size_t size) {
 }
 
 static int latency_open(const char *path, struct fuse_file_info *fi) {
+  if (opens_log_fd >= 0) dprintf(opens_log_fd, "%d %s\n", (int)fuse_get_context()->pid, path);
   wait_delay();
   if ((fi->flags & O_ACCMODE) != O_RDONLY) return -EROFS;
   // The kernel resolves the path's symbolic links itself; what comes here is a file to open.
@@ -222,8 +229,9 @@ static const struct fuse_operations latency_ops = {
 };
 
 static void usage(const char *program) {
-  printf("usage: %s SOURCE MOUNTPOINT [--delay-us=N] [-f] [-o OPTION,...]\n"
-         "  --delay-us=N   wait N microseconds before answering each request (default %u)\n\n",
+  printf("usage: %s SOURCE MOUNTPOINT [--delay-us=N] [--opens-log=FILE] [-f] [-o OPTION,...]\n"
+         "  --delay-us=N      wait N microseconds before answering each request (default %u)\n"
+         "  --opens-log=FILE  append the opening thread's ID and the path of each open to FILE\n\n",
          program, DEFAULT_DELAY_US);
 }
 
@@ -243,6 +251,13 @@ int main(int argc, char *argv[]) {
   if (source_fd < 0) {
     fprintf(stderr, "%s: %s: %s\n", argv[0], options.source, strerror(errno));
     return 1;
+  }
+  if (options.opens_log != NULL) {
+    opens_log_fd = open(options.opens_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (opens_log_fd < 0) {
+      fprintf(stderr, "%s: %s: %s\n", argv[0], options.opens_log, strerror(errno));
+      return 1;
+    }
   }
   // A comma or a backslash in the source would end or escape the option.
   const char *fsname = strpbrk(options.source, ",\\") ? "fuse_latency" : options.source;

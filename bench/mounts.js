@@ -229,11 +229,15 @@ class MountSet {
     return this.fuseDaemon('fuse', command, source, mnt);
   }
 
-  /** bench/fuse_latency.c (built by buildFuseLatency) over a new directory: { kind, dir, backingDir, pid, delayMs }. */
-  async fuseLatency({ binary, delayMs = DEFAULT_FUSE_DELAY_MS }, name = 'fuse-latency') {
+  /**
+   * bench/fuse_latency.c (built by buildFuseLatency) over a new directory: { kind, dir, backingDir,
+   * pid, delayMs, opensLog }; with opensLog, the daemon logs each open's thread there (for the tests).
+   */
+  async fuseLatency({ binary, delayMs = DEFAULT_FUSE_DELAY_MS, opensLog = null }, name = 'fuse-latency') {
     const [source, mnt] = this.dirs(name, 'source', 'mnt');
-    const mount = await this.fuseDaemon('fuse-latency', [binary, source, mnt, '-f', `--delay-us=${Math.round(delayMs * 1000)}`], source, mnt);
-    return { ...mount, delayMs };
+    const args = [binary, source, mnt, '-f', `--delay-us=${Math.round(delayMs * 1000)}`, ...(opensLog ? [`--opens-log=${opensLog}`] : [])];
+    const mount = await this.fuseDaemon('fuse-latency', args, source, mnt);
+    return { ...mount, delayMs, opensLog };
   }
 
   /** Starts a FUSE daemon in the foreground and resolves once its mount is there. */

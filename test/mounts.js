@@ -1,6 +1,7 @@
 // Real overlay and FUSE mounts for a test file, made with the bench's mount set (bench/mounts.js):
 // the kernel's overlayfs over a disk directory, bindfs over one, and the bench's fuse-latency
-// daemon (1 ms a request, built from bench/fuse_latency.c) over one. Mounted before the file's
+// daemon (1 ms a request, built from bench/fuse_latency.c, logging its opens' threads to the
+// mount's opensLog) over one. Mounted before the file's
 // tests and always taken down after them (on 'exit' too); a kind this machine cannot mount (not
 // root, no overlayfs or /dev/fuse, no bindfs, a mount refused) is a reason to skip, never a pass.
 'use strict';
@@ -40,7 +41,7 @@ function useMounts(kinds = ['overlay', 'fuse']) {
       try {
         if (kind === 'overlay') mounts.set(kind, set.overlay());
         else if (kind === 'fuse') mounts.set(kind, await set.bindfs());
-        else mounts.set(kind, await set.fuseLatency({ binary: (await buildFuseLatency()).binary, delayMs: 1 }));
+        else mounts.set(kind, await set.fuseLatency({ binary: (await buildFuseLatency()).binary, delayMs: 1, opensLog: path.join(parent, 'opens.log') }));
       } catch (err) {
         reasons.set(kind, `could not mount ${LABELS[kind]}: ${err.message}`);
       }

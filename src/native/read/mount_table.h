@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+// Which devices are filesystems whose opens ask a server, from the process's mount table.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+namespace smartread {
+
+// Whether a file on `dev` is on a filesystem whose open(2) asks a server or a daemon (FUSE and
+// virtiofs, NFS, SMB, Ceph, 9p, AFS and the like), as /proc/self/mountinfo names the filesystem
+// mounted from that device; false where it cannot tell. Read once, and again (at most once a
+// second) when a device is not in it, so that a mount made since is found. Any thread.
+bool OpensAskServer(dev_t dev);
+
+// The same for a filesystem type as /proc/self/mountinfo names it ("fuse.sshfs", "nfs4", ...).
+bool OpensAskServerType(const std::string& type);
+
+// The device of the file `path` names, if its name is in the dentry cache, without asking its
+// filesystem anything (openat2 O_PATH with RESOLVE_CACHED, which opens nothing, and statx with
+// AT_STATX_DONT_SYNC, which takes cached attributes); 0 where it cannot tell so.
+dev_t CachedNameDevice(const char* path);
+
+}  // namespace smartread
