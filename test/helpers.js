@@ -48,12 +48,15 @@ async function warmUpChildProcesses() {
 
 /**
  * Registers hooks that record the descriptors open before this file's tests and assert, after
- * them, that exactly as many are open. `spawnsChildren` warms up child-process machinery first.
+ * them, that exactly as many are open. `spawnsChildren` warms up child-process machinery first;
+ * `after`, a promise, is waited for before counting (another before() hook's work, such as
+ * test/mounts.js's `ready`: the root's before() hooks do not wait for one another).
  */
-function checkNoFdLeak({ spawnsChildren = false } = {}) {
+function checkNoFdLeak({ spawnsChildren = false, after: settled = null } = {}) {
   let startCount;
   let startFds;
   before(async () => {
+    if (settled) await settled;
     if (spawnsChildren) await warmUpChildProcesses();
     // The environment's io_uring (its ring fd and eventfd) lives as long as the environment:
     // set it up first, so that it is part of the baseline rather than counted as a leak.

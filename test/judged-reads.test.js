@@ -13,9 +13,9 @@ const { checkNoFdLeak, writePattern, assertSameBytes, setUpAsyncEngines, runToEn
 const { useMounts } = require('./mounts');
 
 setUpAsyncEngines();
-// The mounts first: their hooks run before the descriptor count's, and their helpers' after.
+// The mounts first: the descriptor count waits for them, and their helpers' after hooks run after.
 const mounts = useMounts(['overlay', 'fuse']);
-checkNoFdLeak({ spawnsChildren: true });
+checkNoFdLeak({ spawnsChildren: true, after: mounts.ready });
 const native = engineInfo().engine === 'native';
 const defaults = tuning();
 afterEach(() => setTuning(defaults));

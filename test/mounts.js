@@ -1,7 +1,7 @@
 // Real overlay and FUSE mounts for a test file, made with the bench's mount set (bench/mounts.js):
 // the kernel's overlayfs over a disk directory, bindfs over one, and the bench's fuse-latency
-// daemon (1 ms a request, built from bench/fuse_latency.c, logging its opens' threads to the
-// mount's opensLog) over one. Mounted before the file's
+// daemon (1 ms a request, built from bench/fuse_latency.c, logging the threads of its opens and
+// statfs calls to the mount's opensLog) over one. Mounted before the file's
 // tests and always taken down after them (on 'exit' too); a kind this machine cannot mount (not
 // root, no overlayfs or /dev/fuse, no bindfs, a mount refused) is a reason to skip, never a pass.
 'use strict';
@@ -17,7 +17,7 @@ const LABELS = { overlay: 'overlay', fuse: 'bindfs', 'fuse-latency': 'fuse-laten
 /**
  * Mounts each of `kinds` ('overlay', 'fuse', 'fuse-latency') under a new temp directory on the disk, in a
  * before() hook, and takes them down in after(), which also checks that nothing of theirs is
- * left in /proc/self/mounts. Returns { all: [{ kind, label }], get(kind) → the mount (bench/mounts.js:
+ * left in /proc/self/mounts. Returns { ready (settles once mounted), all: [{ kind, label }], get(kind) → the mount (bench/mounts.js:
  * { dir, backingDir, upperDir? }) or null, skipReason(kind) → why it is not there, or null }.
  * Declared now, so that tests can be declared per kind; the mounts exist from the hook on.
  */
@@ -31,7 +31,13 @@ function useMounts(kinds = ['overlay', 'fuse']) {
   const removeParent = () => {
     if (parent !== null && mountsUnder(parent).length === 0) fs.rmSync(parent, { recursive: true, force: true });
   };
-  before(async () => {
+  // Settles once the hook has mounted what it could: a file's descriptor count waits for it
+  // (checkNoFdLeak's `after`), as the root's before() hooks, run as they are declared, do not
+  // wait for one another; the compiler's pipes, while the fuse-latency daemon is built, and the
+  // daemons' own are no descriptors of the tests.
+  let mounted;
+  const ready = new Promise((resolve) => { mounted = resolve; });
+  const mountAll = async () => {
     if (kinds.every((kind) => reasons.get(kind) !== null)) return;
     parent = fs.mkdtempSync(path.join(os.tmpdir(), 'smartread-mounts-test-'));
     process.on('exit', removeParent);
@@ -46,6 +52,13 @@ function useMounts(kinds = ['overlay', 'fuse']) {
         reasons.set(kind, `could not mount ${LABELS[kind]}: ${err.message}`);
       }
     }
+  };
+  before(async () => {
+    try {
+      await mountAll();
+    } finally {
+      mounted();
+    }
   });
   after(() => {
     if (set === null) return;
@@ -57,6 +70,7 @@ function useMounts(kinds = ['overlay', 'fuse']) {
     assert.equal(fs.existsSync(parent), false, 'no directory left');
   });
   return {
+    ready,
     all: kinds.map((kind) => ({ kind, label: LABELS[kind] })),
     get: (kind) => mounts.get(kind) ?? null,
     skipReason: (kind) => (mounts.has(kind) ? null : reasons.get(kind) ?? 'not mounted yet'),

@@ -26,7 +26,7 @@ const { useMounts } = require('./mounts');
 setUpAsyncEngines();
 // First, so that its after() hook, which takes the mounts down, runs before the others.
 const mounts = useMounts(['overlay', 'fuse']);
-checkNoFdLeak({ spawnsChildren: true });
+checkNoFdLeak({ spawnsChildren: true, after: mounts.ready });
 const tempDirs = useTempDirs();
 const native = engineInfo().engine === 'native';
 

@@ -14,9 +14,9 @@ const { checkNoFdLeak, useTempDirs, writePattern, assertSameBytes, setUpAsyncEng
 const { useMounts } = require('./mounts');
 
 setUpAsyncEngines();
-// The mount first: its hooks run before the descriptor count's, and its helpers' after.
+// The mount first: the descriptor count waits for it, and its helpers' after hooks run after.
 const mounts = useMounts(['fuse-latency']);
-checkNoFdLeak({ spawnsChildren: true });
+checkNoFdLeak({ spawnsChildren: true, after: mounts.ready });
 const tempDirs = useTempDirs();
 
 test('a name read before on tmpfs that now names a file behind a slow FUSE mount is read once, then looked at afresh', async (t) => {
