@@ -61,10 +61,15 @@ struct latency_options {
 static struct latency_options options = {.delay_us = DEFAULT_DELAY_US};
 // The source directory, opened once: every path is looked up beneath it.
 static int source_fd = -1;
-// With --opens-log=FILE, each open appends a line to FILE: the thread ID of the thread that
-// opened (the kernel's request says it), a space, and the path beneath the mount. The tests
-// read it to see which of a reader's threads waits for an open.
+// With --opens-log=FILE, each open and each statfs appends a line to FILE: the thread ID of
+// the thread that asked (the kernel's request says it), "open" or "statfs", and the path
+// beneath the mount, separated by spaces. The tests read it to see which of a reader's threads
+// waits for the server.
 static int opens_log_fd = -1;
+
+static void log_request(const char *op, const char *path) {
+  if (opens_log_fd >= 0) dprintf(opens_log_fd, "%d %s %s\n", (int)fuse_get_context()->pid, op, path);
+}
 
 enum { KEY_HELP };
 
@@ -122,7 +127,7 @@ static int latency_readlink(const char *path, char *buf, size_t size) {
 }
 
 static int latency_open(const char *path, struct fuse_file_info *fi) {
-  if (opens_log_fd >= 0) dprintf(opens_log_fd, "%d %s\n", (int)fuse_get_context()->pid, path);
+  log_request("open", path);
   wait_delay();
   if ((fi->flags & O_ACCMODE) != O_RDONLY) return -EROFS;
   // The kernel resolves the path's symbolic links itself; what comes here is a file to open.
@@ -156,7 +161,7 @@ static int latency_release(const char *path, struct fuse_file_info *fi) {
 }
 
 static int latency_statfs(const char *path, struct statvfs *st) {
-  (void)path;
+  log_request("statfs", path);
   wait_delay();
   return fstatvfs(source_fd, st) < 0 ? -errno : 0;
 }
@@ -231,7 +236,8 @@ static const struct fuse_operations latency_ops = {
 static void usage(const char *program) {
   printf("usage: %s SOURCE MOUNTPOINT [--delay-us=N] [--opens-log=FILE] [-f] [-o OPTION,...]\n"
          "  --delay-us=N      wait N microseconds before answering each request (default %u)\n"
-         "  --opens-log=FILE  append the opening thread's ID and the path of each open to FILE\n\n",
+         "  --opens-log=FILE  append the asking thread's ID, open or statfs, and the path of each\n"
+         "                    open and statfs to FILE\n\n",
          program, DEFAULT_DELAY_US);
 }
 

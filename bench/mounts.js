@@ -231,7 +231,8 @@ class MountSet {
 
   /**
    * bench/fuse_latency.c (built by buildFuseLatency) over a new directory: { kind, dir, backingDir,
-   * pid, delayMs, opensLog }; with opensLog, the daemon logs each open's thread there (for the tests).
+   * pid, delayMs, opensLog }; with opensLog, the daemon logs there the thread of each open and
+   * statfs (for the tests).
    */
   async fuseLatency({ binary, delayMs = DEFAULT_FUSE_DELAY_MS, opensLog = null }, name = 'fuse-latency') {
     const [source, mnt] = this.dirs(name, 'source', 'mnt');

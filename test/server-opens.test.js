@@ -2,9 +2,11 @@
 // server's answer, even with every name and page in memory. io_uring runs an OPENAT whose name
 // is cached inline, on the thread that submits it: the JS thread would wait there for each one.
 // So the uring engine opens such files on its workers, whether or not the fast path has read
-// them before (it asks the process's mount table about a name it does not know). Seen from the
-// server: the bench's fuse-latency daemon (1 ms a request, mounted by the test as root) logs
-// the thread that made each open, and no open of a fresh child's may come from its JS thread.
+// them before (it asks the process's mount table about a name it does not know); and the fast
+// path knows such a mount from the table before it opens anything there (a first read of it
+// used to open its file, and statfs(2) the mount, on the JS thread). Seen from the server: the
+// bench's fuse-latency daemon (1 ms a request, mounted by the test as root) logs the thread that
+// made each open and statfs, and none of a fresh child's may come from its JS thread.
 'use strict';
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -14,16 +16,22 @@ const { engineInfo } = require('smartread');
 const { checkNoFdLeak, writePattern, runToEnd, skipUnlessAvailable } = require('./helpers');
 const { useMounts } = require('./mounts');
 
-// The mount first: its hooks run before the descriptor count's, and its helpers' after.
+// The mount first: the descriptor count waits for it, and its helpers' after hooks run after.
 const mounts = useMounts(['fuse-latency']);
-checkNoFdLeak({ spawnsChildren: true });
+checkNoFdLeak({ spawnsChildren: true, after: mounts.ready });
 
-/** The opens the daemon logged for `names` (beneath the mount): [{ tid, name }]. */
+/** What the daemon logged: [{ tid, op ('open' or 'statfs'), name (beneath the mount) }]. */
+function requestsLogged(log) {
+  return fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => {
+    const [tid, op, ...name] = line.split(' ');
+    return { tid: Number(tid), op, name: name.join(' ') };
+  });
+}
+
+/** The opens the daemon logged for `names` (beneath the mount). */
 function opensOf(log, names) {
   const wanted = new Set(names.map((name) => `/${name}`));
-  return fs.readFileSync(log, 'utf8').split('\n').filter(Boolean)
-    .map((line) => ({ tid: Number(line.slice(0, line.indexOf(' '))), name: line.slice(line.indexOf(' ') + 1) }))
-    .filter((open) => wanted.has(open.name));
+  return requestsLogged(log).filter((request) => request.op === 'open' && wanted.has(request.name));
 }
 
 test("strategy 'uring' opens files on a server's mount on io_uring's workers, never on the JS thread", async (t) => {
@@ -59,4 +67,38 @@ test("strategy 'uring' opens files on a server's mount on io_uring's workers, ne
   assert.ok(opens.length >= names.length + 1, `${opens.length} opens logged for ${names.length} files and one more`);
   const onJsThread = opens.filter((open) => open.tid === pid);
   assert.deepEqual(onJsThread, [], 'no open made by the JS thread');
+});
+
+test("'auto' reads files on a server's mount for the first time without an open or a statfs on the JS thread", async (t) => {
+  const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no fast path' : mounts.skipReason('fuse-latency');
+  if (why) return t.skip(why);
+  const mount = mounts.get('fuse-latency');
+  fs.mkdirSync(path.join(mount.backingDir, 'first'));
+  const names = Array.from({ length: 20 }, (_, i) => `first/file-${i}`);
+  for (const [i, name] of names.entries()) writePattern(path.join(mount.backingDir, name), 4096 + i);
+  // A fresh process, its names looked up first: smartRead of half of them one after another,
+  // readMany of the rest, each read checked against the daemon's source.
+  const script = `
+    const fs = require('node:fs');
+    const { readMany, smartRead } = require('smartread');
+    const [source, mounted] = process.argv.slice(1, 3);
+    const names = process.argv.slice(3);
+    const paths = names.map((name) => mounted + '/' + name);
+    (async () => {
+      const expected = names.map((name) => fs.readFileSync(source + '/' + name));
+      for (const file of paths) fs.statSync(file);
+      for (let i = 0; i < 10; i++) {
+        if (!(await smartRead(paths[i])).equals(expected[i])) throw new Error('wrong bytes: ' + paths[i]);
+      }
+      const got = await readMany(paths.slice(10));
+      got.forEach((bytes, i) => { if (!bytes.equals(expected[10 + i])) throw new Error('wrong bytes: ' + paths[10 + i]); });
+      process.stdout.write(String(process.pid));
+    })();
+  `;
+  const child = await runToEnd(process.execPath, ['-e', script, mount.backingDir, mount.dir, ...names], { timeoutMs: 60000 });
+  assert.equal(child.code, 0, child.stderr);
+  const pid = Number(child.stdout);
+  assert.ok(opensOf(mount.opensLog, names).length >= names.length, 'every file opened through the mount');
+  const onJsThread = requestsLogged(mount.opensLog).filter((request) => request.tid === pid);
+  assert.deepEqual(onJsThread, [], 'no open or statfs made by the JS thread');
 });

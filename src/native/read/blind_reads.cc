@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "mount_table.h"
+
 namespace smartread {
 
 namespace {
@@ -89,8 +91,11 @@ bool BlindReads::OpensMayWaitAt(const Filesystem* fs, int64_t now_ns) {
 }
 
 void BlindReads::Learn(dev_t dev, int fd, int64_t now_ns) {
+  // The mount table names the filesystem without statfs(2), which on FUSE and NFS asks the
+  // server (a round trip on the calling thread, each time what was learnt lapses).
+  std::string name = MountedFilesystemName(dev);
   struct statfs sf {};
-  const std::string name = fstatfs(fd, &sf) == 0 ? FilesystemName(sf.f_type) : "unknown";
+  if (name.empty()) name = fd >= 0 && fstatfs(fd, &sf) == 0 ? FilesystemName(sf.f_type) : "unknown";
   std::lock_guard<std::mutex> lock(mutex_);
   Filesystem* fs = FindLocked(dev);
   if (fs == nullptr) {
@@ -103,6 +108,11 @@ void BlindReads::Learn(dev_t dev, int fd, int64_t now_ns) {
   }
   fs->known_until_ns = now_ns + kKnownNs;
   any_.store(true, std::memory_order_relaxed);
+}
+
+void BlindReads::LearnIfServerMount(dev_t dev) {
+  if (Known(dev) || !OpensAskServer(dev)) return;
+  Learn(dev, -1, MonotonicNs());
 }
 
 bool BlindReads::Resident(int fd, size_t size) {

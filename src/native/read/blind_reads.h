@@ -82,6 +82,10 @@ class BlindReads {
   bool OpensMayWait(dev_t dev) const;
   // `fd`'s filesystem (device `dev`) refused RWF_NOWAIT and is not memory.
   void Learn(dev_t dev, int fd, int64_t now_ns);
+  // Learns `dev` from the mount table alone where it is a filesystem whose opens ask a server
+  // (FUSE, NFS and the like: OpensAskServer), before anything on it is opened here: the first
+  // open would otherwise wait for the server on the calling thread, only to find that out.
+  void LearnIfServerMount(dev_t dev);
   // A file as the judgements know it: a name's hash (unconfined reads), or device and inode.
   struct File {
     uint64_t key;

@@ -151,6 +151,7 @@ Outcome ReadCached(napi_env env, Instance& instance, const char* path, int flags
       *failure = Failure::Errno(EISDIR, Syscall::kRead);
       return Outcome::kFailed;
     }
+    if (fit == Fit::kFits) blind.LearnIfServerMount(st.st_dev);
     const BlindReads::Device device_now = fit == Fit::kFits ? blind.Before(st.st_dev, opened_ns) : BlindReads::Device{};
     if (device_now.known) {
       // Left to the engines without an open here: the hints keep its device, so that io_uring

@@ -190,6 +190,7 @@ class Run {
       if (!fits) return;
       const BlindReads::File file = confinement.confined() ? BlindReads::Inode(st)
                                                            : BlindReads::Named(FastPathHints::Hash(item.path.c_str()), st);
+      blind->LearnIfServerMount(st.st_dev);
       const BlindReads::Device device_now = blind->Before(st.st_dev, opened_ns);
       if (device_now.known && (device_now.cooling || (device_now.opens_may_wait && !blind->WorthOpening(file, opened_ns)))) {
         // As on the JS thread, the hints keep its device (see Settle).

@@ -27,18 +27,22 @@ int64_t NowNs() {
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
-// The devices of /proc/self/mountinfo and whether each asks a server at open; process-wide
-// (mounts are the process's, whatever its environments).
+// The devices of /proc/self/mountinfo and their filesystems' types; process-wide (mounts are
+// the process's, whatever its environments).
 class MountTable {
  public:
-  bool AsksServer(dev_t dev) {
+  // The type of the filesystem mounted from `dev`, "" where none is. A device the table lacks
+  // (a mount made since, or one whose files report another device, as btrfs subvolumes do) has
+  // the table read again, at most once a second, and is then remembered as it was found.
+  std::string Type(dev_t dev) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto found = devices_.find(dev);
     if (found == devices_.end() && NowNs() - read_ns_ >= kRereadNs) {
       ReadLocked();
       found = devices_.find(dev);
     }
-    return found != devices_.end() && found->second;
+    if (found == devices_.end()) found = devices_.emplace(dev, std::string()).first;
+    return found->second;
   }
 
  private:
@@ -59,14 +63,14 @@ class MountTable {
       if (separator == nullptr) continue;
       const char* type = separator + 3;
       const size_t length = strcspn(type, " \n");
-      devices_[makedev(major_number, minor_number)] = OpensAskServerType(std::string(type, length));
+      devices_[makedev(major_number, minor_number)] = std::string(type, length);
     }
     free(line);
     fclose(file);
   }
 
   std::mutex mutex_;
-  std::unordered_map<dev_t, bool> devices_;
+  std::unordered_map<dev_t, std::string> devices_;
   int64_t read_ns_ = -kRereadNs;
 };
 
@@ -87,7 +91,19 @@ bool OpensAskServerType(const std::string& type) {
   return false;
 }
 
-bool OpensAskServer(dev_t dev) { return Table().AsksServer(dev); }
+bool OpensAskServer(dev_t dev) { return OpensAskServerType(Table().Type(dev)); }
+
+std::string MountedFilesystemName(dev_t dev) {
+  const std::string type = Table().Type(dev);
+  if (type == "overlay") return "overlay";
+  if (type == "fuse" || type == "fuseblk" || type == "virtiofs" || type.rfind("fuse.", 0) == 0) return "fuse";
+  if (type == "nfs" || type == "nfs4") return "nfs";
+  if (type == "smb3" || type == "smbfs") return "smb2";
+  for (const char* same : {"cifs", "ceph", "9p", "afs", "gpfs", "lustre"}) {
+    if (type == same) return same;
+  }
+  return "";
+}
 
 dev_t CachedNameDevice(const char* path) {
   open_how how{};

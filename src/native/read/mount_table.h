@@ -17,6 +17,12 @@ bool OpensAskServer(dev_t dev);
 // The same for a filesystem type as /proc/self/mountinfo names it ("fuse.sshfs", "nfs4", ...).
 bool OpensAskServerType(const std::string& type);
 
+// The name BlindReads gives the filesystem mounted from `dev` (FilesystemName's: "overlay",
+// "fuse", "nfs", "smb2", "cifs", "ceph", "9p", "afs", "gpfs", "lustre"), from the mount table
+// rather than from statfs(2), which on FUSE and NFS asks the server; "" where the table does
+// not name one of those.
+std::string MountedFilesystemName(dev_t dev);
+
 // The device of the file `path` names, if its name is in the dentry cache, without asking its
 // filesystem anything (openat2 O_PATH with RESOLVE_CACHED, which opens nothing, and statx with
 // AT_STATX_DONT_SYNC, which takes cached attributes); 0 where it cannot tell so.
