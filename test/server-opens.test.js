@@ -34,35 +34,45 @@ function opensOf(log, names) {
   return requestsLogged(log).filter((request) => request.op === 'open' && wanted.has(request.name));
 }
 
-test("strategy 'uring' opens files on a server's mount on io_uring's workers, never on the JS thread", async (t) => {
-  const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no io_uring' : mounts.skipReason('fuse-latency');
-  if (why) return t.skip(why);
-  if (skipUnlessAvailable(t, 'uring')) return;
-  const mount = mounts.get('fuse-latency');
-  fs.mkdirSync(path.join(mount.backingDir, 'opens'));
-  const names = Array.from({ length: 40 }, (_, i) => `opens/file-${i}`);
+/**
+ * Writes `count` files of about 4 KiB beneath `dir` in the mount's source, then reads them
+ * through the mount in a fresh process (nothing read before, by the fast path or anyone), its
+ * names looked up first (a stat each, so that they are cached, as after any use: io_uring would
+ * open them inline). `reads` is the script's body, with `paths`, `expected` (the bytes, from the
+ * daemon's source, which opens nothing through the mount) and `check(bytes, i)` in scope.
+ * Returns { names (beneath the mount), pid (the child's, its JS thread's ID) }.
+ */
+async function readInFreshChild(mount, dir, count, reads) {
+  fs.mkdirSync(path.join(mount.backingDir, dir));
+  const names = Array.from({ length: count }, (_, i) => `${dir}/file-${i}`);
   for (const [i, name] of names.entries()) writePattern(path.join(mount.backingDir, name), 4096 + i);
-  // A fresh process: nothing read before, by the fast path or anyone. Its names are looked up
-  // first (a stat each), so that io_uring would find them cached and open them inline.
   const script = `
     const fs = require('node:fs');
     const { readMany, smartRead } = require('smartread');
     const [source, mounted] = process.argv.slice(1, 3);
-    const names = process.argv.slice(3);
-    const paths = names.map((name) => mounted + '/' + name);
+    const paths = process.argv.slice(3).map((name) => mounted + '/' + name);
+    const expected = process.argv.slice(3).map((name) => fs.readFileSync(source + '/' + name));
+    const check = (bytes, i) => { if (!bytes.equals(expected[i])) throw new Error('wrong bytes: ' + paths[i]); };
     (async () => {
-      // The bytes from the daemon's source, which opens nothing through the mount.
-      const expected = names.map((name) => fs.readFileSync(source + '/' + name));
       for (const file of paths) fs.statSync(file);
-      const got = await readMany(paths, { strategy: 'uring' });
-      got.forEach((bytes, i) => { if (!bytes.equals(expected[i])) throw new Error('wrong bytes: ' + paths[i]); });
-      if (!(await smartRead(paths[0], { strategy: 'uring' })).equals(expected[0])) throw new Error('wrong bytes: smartRead');
+      ${reads}
       process.stdout.write(String(process.pid));
     })();
   `;
   const child = await runToEnd(process.execPath, ['-e', script, mount.backingDir, mount.dir, ...names], { timeoutMs: 60000 });
   assert.equal(child.code, 0, child.stderr);
-  const pid = Number(child.stdout);
+  return { names, pid: Number(child.stdout) };
+}
+
+test("strategy 'uring' opens files on a server's mount on io_uring's workers, never on the JS thread", async (t) => {
+  const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no io_uring' : mounts.skipReason('fuse-latency');
+  if (why) return t.skip(why);
+  if (skipUnlessAvailable(t, 'uring')) return;
+  const mount = mounts.get('fuse-latency');
+  const { names, pid } = await readInFreshChild(mount, 'opens', 40, `
+    (await readMany(paths, { strategy: 'uring' })).forEach(check);
+    check(await smartRead(paths[0], { strategy: 'uring' }), 0);
+  `);
   const opens = opensOf(mount.opensLog, names);
   assert.ok(opens.length >= names.length + 1, `${opens.length} opens logged for ${names.length} files and one more`);
   const onJsThread = opens.filter((open) => open.tid === pid);
@@ -73,31 +83,11 @@ test("'auto' reads files on a server's mount for the first time without an open 
   const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no fast path' : mounts.skipReason('fuse-latency');
   if (why) return t.skip(why);
   const mount = mounts.get('fuse-latency');
-  fs.mkdirSync(path.join(mount.backingDir, 'first'));
-  const names = Array.from({ length: 20 }, (_, i) => `first/file-${i}`);
-  for (const [i, name] of names.entries()) writePattern(path.join(mount.backingDir, name), 4096 + i);
-  // A fresh process, its names looked up first: smartRead of half of them one after another,
-  // readMany of the rest, each read checked against the daemon's source.
-  const script = `
-    const fs = require('node:fs');
-    const { readMany, smartRead } = require('smartread');
-    const [source, mounted] = process.argv.slice(1, 3);
-    const names = process.argv.slice(3);
-    const paths = names.map((name) => mounted + '/' + name);
-    (async () => {
-      const expected = names.map((name) => fs.readFileSync(source + '/' + name));
-      for (const file of paths) fs.statSync(file);
-      for (let i = 0; i < 10; i++) {
-        if (!(await smartRead(paths[i])).equals(expected[i])) throw new Error('wrong bytes: ' + paths[i]);
-      }
-      const got = await readMany(paths.slice(10));
-      got.forEach((bytes, i) => { if (!bytes.equals(expected[10 + i])) throw new Error('wrong bytes: ' + paths[10 + i]); });
-      process.stdout.write(String(process.pid));
-    })();
-  `;
-  const child = await runToEnd(process.execPath, ['-e', script, mount.backingDir, mount.dir, ...names], { timeoutMs: 60000 });
-  assert.equal(child.code, 0, child.stderr);
-  const pid = Number(child.stdout);
+  // smartRead of half of them one after another, readMany of the rest.
+  const { names, pid } = await readInFreshChild(mount, 'first', 20, `
+    for (let i = 0; i < 10; i++) check(await smartRead(paths[i]), i);
+    (await readMany(paths.slice(10))).forEach((bytes, i) => check(bytes, 10 + i));
+  `);
   assert.ok(opensOf(mount.opensLog, names).length >= names.length, 'every file opened through the mount');
   const onJsThread = requestsLogged(mount.opensLog).filter((request) => request.tid === pid);
   assert.deepEqual(onJsThread, [], 'no open or statfs made by the JS thread');
