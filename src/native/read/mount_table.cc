@@ -33,14 +33,15 @@ class MountTable {
  public:
   // The type of the filesystem mounted from `dev`, "" where none is. A device the table lacks
   // (a mount made since, or one whose files report another device, as btrfs subvolumes do) has
-  // the table read again, at most once a second, and is then remembered as it was found.
+  // the table read again, at most once a second; one still missing from the table just read is
+  // remembered as missing until the table is read again (for another device).
   std::string Type(dev_t dev) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto found = devices_.find(dev);
-    if (found == devices_.end() && NowNs() - read_ns_ >= kRereadNs) {
-      ReadLocked();
-      found = devices_.find(dev);
-    }
+    if (found != devices_.end()) return found->second;
+    if (NowNs() - read_ns_ < kRereadNs) return std::string();
+    ReadLocked();
+    found = devices_.find(dev);
     if (found == devices_.end()) found = devices_.emplace(dev, std::string()).first;
     return found->second;
   }
