@@ -36,9 +36,10 @@ test('a name read before on tmpfs that now names a file behind a slow FUSE mount
   fs.symlinkSync(path.join(mount.dir, 'moved'), name);
   const expected = Buffer.alloc(4096, 0x5a);
   // Its name looked up through the mount (a stat), as after any use of the file: an open with
-  // RESOLVE_CACHED would refuse an uncached name before it came to the read. So would it follow
-  // a symlink whose access time is due an update (relatime: not after its change): given one
-  // ahead of that, as a symlink followed a moment after it was made has.
+  // RESOLVE_CACHED would refuse an uncached name before it came to the read. It also refuses to
+  // follow a symlink whose access time is due an update (relatime: an access time not after its
+  // change, as when the stat came in the same clock tick as the symlink): the symlink is given
+  // an access time after its change, as any symlink followed a while after it was made has.
   fs.statSync(name);
   const now = Date.now() / 1000;
   fs.lutimesSync(name, now + 3600, now - 3600);
