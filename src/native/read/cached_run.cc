@@ -245,29 +245,27 @@ class Run {
     const size_t size = static_cast<size_t>(item.known);
     const BlindReads::File named{FastPathHints::Hash(item.path.c_str()), item.dev, static_cast<off_t>(size), -1};
     const bool judged = as_before == AsBefore::kJudged;
-    item.read_dev = item.dev;
-    item.size = size;
-    item.blind = judged;
-    item.in_memory = as_before == AsBefore::kInMemory;
-    bool cooling = false;
-    if (judged && !JudgedInline(*blind, named, fd, opened_ns, budget, &cooling)) {
-      item.result = cooling ? kRunMiss : kRunWarming;
+    // Settled here: what Results() tells the hints is the name's device and size as before.
+    const auto settled = [&](int32_t result) {
+      item.result = result;
+      item.read_dev = item.dev;
+      item.size = size;
+      item.blind = judged;
+      item.in_memory = as_before == AsBefore::kInMemory;
       return true;
-    }
+    };
+    bool cooling = false;
+    if (judged && !JudgedInline(*blind, named, fd, opened_ns, budget, &cooling)) return settled(cooling ? kRunMiss : kRunWarming);
     switch (ReadNamedAsBefore(as_before, *blind, named, fd, slab_.data + used_, budget, opened_ns, &item.moved)) {
       case AsBeforeRead::kSame:
-        item.result = static_cast<int32_t>(size);
         item.offset = static_cast<uint32_t>(used_);
         used_ = (used_ + size + 7) & ~size_t{7};
-        return true;
+        return settled(static_cast<int32_t>(size));
       case AsBeforeRead::kMiss:
-        item.result = kRunMiss;
-        return true;
+        return settled(kRunMiss);
       case AsBeforeRead::kLook:
         break;
     }
-    item.blind = false;
-    item.in_memory = false;
     return false;
   }
 

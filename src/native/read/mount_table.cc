@@ -27,22 +27,47 @@ int64_t NowNs() {
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
-// The devices of /proc/self/mountinfo and their filesystems' types; process-wide (mounts are
-// the process's, whatever its environments).
+// What a mounted filesystem is to the readers: the name BlindReads gives it (FilesystemName's,
+// "" where that is not one of them) and whether its opens ask a server.
+struct MountKind {
+  const char* name = "";
+  bool asks_server = false;
+};
+
+// A type as /proc/self/mountinfo names it ("fuse.sshfs", "nfs4", ...), classified once, when
+// the table is read.
+MountKind KindOfType(const std::string& type) {
+  if (type == "overlay") return {"overlay", false};
+  if (type == "fuse" || type == "fuseblk" || type == "virtiofs" || type.rfind("fuse.", 0) == 0) return {"fuse", true};
+  static const struct {
+    const char* type;
+    MountKind kind;
+  } kServers[] = {{"nfs", {"nfs", true}},     {"nfs4", {"nfs", true}},   {"smb3", {"smb2", true}},
+                  {"smbfs", {"smb2", true}},  {"cifs", {"cifs", true}},  {"ceph", {"ceph", true}},
+                  {"9p", {"9p", true}},       {"afs", {"afs", true}},    {"gpfs", {"gpfs", true}},
+                  {"lustre", {"lustre", true}}, {"beegfs", {"", true}}, {"orangefs", {"", true}}};
+  for (const auto& server : kServers) {
+    if (type == server.type) return server.kind;
+  }
+  return {};
+}
+
+// The devices of /proc/self/mountinfo and what each one's filesystem is; process-wide (mounts
+// are the process's, whatever its environments).
 class MountTable {
  public:
-  // The type of the filesystem mounted from `dev`, "" where none is. A device the table lacks
-  // (a mount made since, or one whose files report another device, as btrfs subvolumes do) has
-  // the table read again, at most once a second; one still missing from the table just read is
-  // remembered as missing until the table is read again (for another device).
-  std::string Type(dev_t dev) {
+  // What the filesystem mounted from `dev` is; nothing known where none is. A device the table
+  // lacks (a mount made since, or one whose files report another device, as btrfs subvolumes
+  // do) has the table read again, at most once a second; one still missing from the table just
+  // read is remembered as missing until the table is read again (for another device).
+  MountKind Kind(dev_t dev) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto found = devices_.find(dev);
     if (found != devices_.end()) return found->second;
-    if (NowNs() - read_ns_ < kRereadNs) return std::string();
+    if (NowNs() - read_ns_ < kRereadNs) return MountKind{};
     ReadLocked();
     found = devices_.find(dev);
-    if (found == devices_.end()) found = devices_.emplace(dev, std::string()).first;
+    if (found == devices_.end()) found = devices_.emplace(dev, MountKind{}).first;
     return found->second;
   }
 
@@ -63,15 +88,14 @@ class MountTable {
       const char* separator = strstr(line, " - ");
       if (separator == nullptr) continue;
       const char* type = separator + 3;
-      const size_t length = strcspn(type, " \n");
-      devices_[makedev(major_number, minor_number)] = std::string(type, length);
+      devices_[makedev(major_number, minor_number)] = KindOfType(std::string(type, strcspn(type, " \n")));
     }
     free(line);
     fclose(file);
   }
 
   std::mutex mutex_;
-  std::unordered_map<dev_t, std::string> devices_;
+  std::unordered_map<dev_t, MountKind> devices_;
   int64_t read_ns_ = -kRereadNs;
 };
 
@@ -82,29 +106,9 @@ MountTable& Table() {
 
 }  // namespace
 
-bool OpensAskServerType(const std::string& type) {
-  if (type == "fuse" || type == "fuseblk" || type.rfind("fuse.", 0) == 0) return true;
-  static const char* const kNetwork[] = {"virtiofs", "nfs", "nfs4", "cifs", "smb3", "smbfs", "ceph",
-                                         "9p", "afs", "lustre", "gpfs", "beegfs", "orangefs"};
-  for (const char* name : kNetwork) {
-    if (type == name) return true;
-  }
-  return false;
-}
+bool OpensAskServer(dev_t dev) { return Table().Kind(dev).asks_server; }
 
-bool OpensAskServer(dev_t dev) { return OpensAskServerType(Table().Type(dev)); }
-
-std::string MountedFilesystemName(dev_t dev) {
-  const std::string type = Table().Type(dev);
-  if (type == "overlay") return "overlay";
-  if (type == "fuse" || type == "fuseblk" || type == "virtiofs" || type.rfind("fuse.", 0) == 0) return "fuse";
-  if (type == "nfs" || type == "nfs4") return "nfs";
-  if (type == "smb3" || type == "smbfs") return "smb2";
-  for (const char* same : {"cifs", "ceph", "9p", "afs", "gpfs", "lustre"}) {
-    if (type == same) return same;
-  }
-  return "";
-}
+std::string MountedFilesystemName(dev_t dev) { return Table().Kind(dev).name; }
 
 dev_t CachedNameDevice(const char* path) {
   open_how how{};

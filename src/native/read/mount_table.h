@@ -14,9 +14,6 @@ namespace smartread {
 // second) when a device is not in it, so that a mount made since is found. Any thread.
 bool OpensAskServer(dev_t dev);
 
-// The same for a filesystem type as /proc/self/mountinfo names it ("fuse.sshfs", "nfs4", ...).
-bool OpensAskServerType(const std::string& type);
-
 // The name BlindReads gives the filesystem mounted from `dev` (FilesystemName's: "overlay",
 // "fuse", "nfs", "smb2", "cifs", "ceph", "9p", "afs", "gpfs", "lustre"), from the mount table
 // rather than from statfs(2), which on FUSE and NFS asks the server; "" where the table does
