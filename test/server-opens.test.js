@@ -2,7 +2,8 @@
 // server's answer, even with every name and page in memory. io_uring runs an OPENAT whose name
 // is cached inline, on the thread that submits it: the JS thread would wait there for each one.
 // So the uring engine opens such files on its workers, whether or not the fast path has read
-// them before (it asks the process's mount table about a name it does not know); and the fast
+// them before (it asks the process's mount table about a name it does not know, and about every
+// name beneath a reader's root); and the fast
 // path knows such a mount from the table before it opens anything there (a first read of it
 // used to open its file, and statfs(2) the mount, on the JS thread). Seen from the server: the
 // bench's fuse-latency daemon (1 ms a request, mounted by the test as root) logs the thread that
@@ -91,4 +92,24 @@ test("'auto' reads files on a server's mount for the first time without an open 
   assert.ok(opensOf(mount.opensLog, names).length >= names.length, 'every file opened through the mount');
   const onJsThread = requestsLogged(mount.opensLog).filter((request) => request.tid === pid);
   assert.deepEqual(onJsThread, [], 'no open or statfs made by the JS thread');
+});
+
+test("reads confined beneath a root on a server's mount open nothing there on the JS thread, with 'auto' and 'uring'", async (t) => {
+  const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no confinement' : mounts.skipReason('fuse-latency');
+  if (why) return t.skip(why);
+  const mount = mounts.get('fuse-latency');
+  // Where io_uring is refused, the last ten go to the engine auto chooses, as the others do.
+  const forced = engineInfo().uring?.available ? 'uring' : 'auto';
+  // createReader's root is the mount: the reads name files beneath it, relative to its descriptor.
+  const { names, pid } = await readInFreshChild(mount, 'confined', 30, `
+    const reader = require('smartread').createReader({ root: mounted });
+    const relative = paths.map((file) => file.slice(mounted.length + 1));
+    for (let i = 0; i < 10; i++) check(await reader.smartRead(relative[i]), i);
+    (await reader.readMany(relative.slice(10, 20))).forEach((bytes, i) => check(bytes, 10 + i));
+    for (let i = 20; i < 30; i++) check(await reader.smartRead(relative[i], { strategy: '${forced}' }), i);
+    reader.close();
+  `);
+  assert.ok(opensOf(mount.opensLog, names).length >= names.length, 'every file opened through the mount');
+  const onJsThread = opensOf(mount.opensLog, names).filter((request) => request.tid === pid);
+  assert.deepEqual(onJsThread, [], 'no open made by the JS thread');
 });

@@ -110,11 +110,11 @@ bool OpensAskServer(dev_t dev) { return Table().Kind(dev).asks_server; }
 
 std::string MountedFilesystemName(dev_t dev) { return Table().Kind(dev).name; }
 
-dev_t CachedNameDevice(const char* path) {
+dev_t CachedNameDevice(const char* path, int dirfd, uint64_t resolve) {
   open_how how{};
   how.flags = O_PATH | O_CLOEXEC;
-  how.resolve = RESOLVE_CACHED;
-  const int fd = static_cast<int>(syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how));
+  how.resolve = RESOLVE_CACHED | resolve;
+  const int fd = static_cast<int>(syscall(SYS_openat2, dirfd, path, &how, sizeof how));
   if (fd < 0) return 0;
   struct statx stx {};
   const bool known = statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, &stx) == 0;

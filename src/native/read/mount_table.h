@@ -2,7 +2,10 @@
 // Which devices are filesystems whose opens ask a server, from the process's mount table.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/types.h>
+
+#include <cstdint>
 
 #include <string>
 
@@ -22,7 +25,8 @@ std::string MountedFilesystemName(dev_t dev);
 
 // The device of the file `path` names, if its name is in the dentry cache, without asking its
 // filesystem anything (openat2 O_PATH with RESOLVE_CACHED, which opens nothing, and statx with
-// AT_STATX_DONT_SYNC, which takes cached attributes); 0 where it cannot tell so.
-dev_t CachedNameDevice(const char* path);
+// AT_STATX_DONT_SYNC, which takes cached attributes); 0 where it cannot tell so. A confined read
+// gives its root's descriptor and RESOLVE_* flags, so that the name is resolved as its open will.
+dev_t CachedNameDevice(const char* path, int dirfd = AT_FDCWD, uint64_t resolve = 0);
 
 }  // namespace smartread
