@@ -140,11 +140,20 @@ for (const { kind, label } of mounts.all) {
             process.stdout.write(JSON.stringify(metrics().fastPath));
           })();
         `;
-        const child = await runToEnd('nice', ['-n', '-20', process.execPath, '-e', script, ...list], { timeoutMs: 60000 });
-        assert.equal(child.code, 0, child.stderr);
-        const fastPath = JSON.parse(child.stdout);
-        assert.equal(fastPath.judged.cooling, 0, `the overlay cooled: ${child.stdout}`);
-        assert.ok(fastPath.hits >= 100 * list.length * 0.9, `fast-path hits: ${child.stdout}`);
+        // Up to three children: a machine busy beyond what the priority shields (another suite
+        // on both CPUs) can stall three reads of one child within 64, and cool the overlay for a
+        // second; destinations taken for waits cooled it within a few calls, in every child.
+        const outcomes = [];
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const child = await runToEnd('nice', ['-n', '-20', process.execPath, '-e', script, ...list], { timeoutMs: 60000 });
+          assert.equal(child.code, 0, child.stderr);
+          const fastPath = JSON.parse(child.stdout);
+          outcomes.push(child.stdout);
+          if (fastPath.judged.cooling === 0 && fastPath.hits >= 100 * list.length * 0.9) break;
+        }
+        const last = JSON.parse(outcomes.at(-1));
+        assert.equal(last.judged.cooling, 0, `the overlay cooled in every child: ${outcomes.join('\n')}`);
+        assert.ok(last.hits >= 100 * list.length * 0.9, `fast-path hits: ${outcomes.join('\n')}`);
       });
     }
 
