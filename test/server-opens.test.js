@@ -113,3 +113,43 @@ test("reads confined beneath a root on a server's mount open nothing there on th
   const onJsThread = opensOf(mount.opensLog, names).filter((request) => request.tid === pid);
   assert.deepEqual(onJsThread, [], 'no open made by the JS thread');
 });
+
+test("serveStatic's streamed files and a reader's readRange on a server's mount are opened on the thread pool, never on the JS thread", async (t) => {
+  const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no confinement' : mounts.skipReason('fuse-latency');
+  if (why) return t.skip(why);
+  const mount = mounts.get('fuse-latency');
+  // Every file is streamed (streamFrom 1 KiB), fetched over a real socket from the same child.
+  const { names, pid } = await readInFreshChild(mount, 'streamed', 20, `
+    const http = require('node:http');
+    const { serveStatic } = require('smartread/serve');
+    const handler = serveStatic(mounted, { streamFrom: 1024 });
+    const server = http.createServer(handler);
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const get = (url, headers = {}) => new Promise((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port: server.address().port, path: url, headers }, (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks) }));
+      }).on('error', reject);
+    });
+    const relative = paths.map((file) => file.slice(mounted.length + 1));
+    for (let i = 0; i < 10; i++) {
+      const whole = await get('/' + relative[i]);
+      if (whole.status !== 200) throw new Error(relative[i] + ': status ' + whole.status);
+      check(whole.body, i);
+      const part = await get('/' + relative[i], { range: 'bytes=100-1099' });
+      if (part.status !== 206 || !part.body.equals(expected[i].subarray(100, 1100))) throw new Error(relative[i] + ': range ' + part.status);
+    }
+    server.close();
+    handler.close();
+    const reader = require('smartread').createReader({ root: mounted });
+    for (let i = 10; i < 20; i++) {
+      const slice = await reader.readRange(relative[i], 1000, 2000);
+      if (!slice.equals(expected[i].subarray(1000, 3000))) throw new Error('wrong range: ' + relative[i]);
+    }
+    reader.close();
+  `);
+  assert.ok(opensOf(mount.opensLog, names).length >= names.length, 'every file opened through the mount');
+  const onJsThread = opensOf(mount.opensLog, names).filter((request) => request.tid === pid);
+  assert.deepEqual(onJsThread, [], 'no open made by the JS thread');
+});

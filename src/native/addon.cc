@@ -65,6 +65,8 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("statBeneath", &Addon::StatBeneathMethod),
         InstanceMethod("statAt", &Addon::StatAtMethod),
         InstanceMethod("openBeneath", &Addon::OpenBeneathMethod),
+        InstanceMethod("openBeneathAsync", &Addon::OpenBeneathAsyncMethod),
+        InstanceMethod("opensWaitBeneath", &Addon::OpensWaitBeneathMethod),
         InstanceMethod("mapFile", &Addon::MapFileMethod),
         InstanceMethod("unmap", &Addon::UnmapMethod),
         InstanceMethod("readIntoSync", &Addon::ReadIntoSyncMethod),
@@ -275,6 +277,8 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value StatBeneathMethod(const Napi::CallbackInfo& info) { return StatBeneath(info); }
   Napi::Value StatAtMethod(const Napi::CallbackInfo& info) { return StatAt(info); }
   Napi::Value OpenBeneathMethod(const Napi::CallbackInfo& info) { return OpenBeneath(info); }
+  Napi::Value OpenBeneathAsyncMethod(const Napi::CallbackInfo& info) { return OpenBeneathAsync(info); }
+  Napi::Value OpensWaitBeneathMethod(const Napi::CallbackInfo& info) { return OpensWaitBeneath(info, instance_); }
   Napi::Value MapFileMethod(const Napi::CallbackInfo& info) { return MapFile(info, instance_); }
   Napi::Value UnmapMethod(const Napi::CallbackInfo& info) { return Unmap(info); }
   Napi::Value ReadIntoSyncMethod(const Napi::CallbackInfo& info) { return ReadIntoSync(info); }

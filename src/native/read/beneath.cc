@@ -4,13 +4,18 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <memory>
+#include <string>
 
 #include "../common/args.h"
 #include "../common/errors.h"
 #include "../common/file_io.h"
+#include "../common/pool_job.h"
+#include "mount_table.h"
 
 namespace smartread {
 
@@ -27,6 +32,36 @@ Napi::Value StatToJs(Napi::Env env, const struct stat& st) {
   out[5] = static_cast<double>(st.st_ctim.tv_sec) * 1e3 + static_cast<double>(st.st_ctim.tv_nsec) / 1e6;
   return out;
 }
+
+class OpenJob final : public PoolJob {
+ public:
+  std::string path;
+  int flags = 0;
+  Confinement confinement;
+
+  ~OpenJob() override {
+    if (fd_ >= 0) close(fd_);
+  }
+
+ private:
+  void Execute() override {
+    fd_ = OpenForRead(path.c_str(), flags, confinement);
+    if (fd_ < 0) error_ = errno;
+  }
+
+  napi_value Settle(napi_env env) override {
+    if (fd_ < 0) return FailureToJs(Napi::Env(env), Failure::Errno(error_, Syscall::kOpen));
+    // Resolved here, so that a descriptor no promise took is closed (by the destructor).
+    napi_value value;
+    if (napi_create_int32(env, fd_, &value) == napi_ok && napi_resolve_deferred(env, deferred(), value) == napi_ok) {
+      fd_ = -1;
+    }
+    return nullptr;
+  }
+
+  int fd_ = -1;
+  int error_ = 0;
+};
 
 }  // namespace
 
@@ -66,6 +101,36 @@ Napi::Value OpenBeneath(const Napi::CallbackInfo& info) {
   const int fd = OpenForRead(path.c_str(), flags, ConfinementFromJs(info, 2));
   if (fd < 0) return FailureToJs(env, Failure::Errno(errno, Syscall::kOpen));
   return Napi::Number::New(env, fd);
+}
+
+Napi::Value OpenBeneathAsync(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Failure failure;
+  PathArg path;
+  if (!path.From(env, info[0], &failure)) return FailureToJs(env, failure);
+  auto job = std::make_unique<OpenJob>();
+  job->path = path.c_str();
+  job->flags = info[1].As<Napi::Number>().Int32Value();
+  job->confinement = ConfinementFromJs(info, 2);
+  return Napi::Value(env, PoolJob::Start(env, std::move(job), "smartread:openBeneath"));
+}
+
+Napi::Value OpensWaitBeneath(const Napi::CallbackInfo& info, Instance& instance) {
+  Napi::Env env = info.Env();
+  Failure failure;
+  PathArg path;
+  if (!path.From(env, info[0], &failure)) return Napi::Boolean::New(env, false);
+  const Confinement confinement = ConfinementFromJs(info, 1);
+  const int dirfd = confinement.dirfd >= 0 ? confinement.dirfd : AT_FDCWD;
+  dev_t dev = CachedNameDevice(path.c_str(), dirfd, confinement.resolve);
+  // A name not in the dentry cache is looked up by the open itself: the root's mount stands
+  // for it (a mount beneath the root met on the way is not known until the name is cached).
+  struct statx stx {};
+  if (dev == 0 && confinement.dirfd >= 0 &&
+      statx(confinement.dirfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, &stx) == 0) {
+    dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+  }
+  return Napi::Boolean::New(env, dev != 0 && (OpensAskServer(dev) || instance.blind->OpensMayWait(dev)));
 }
 
 }  // namespace smartread

@@ -4,6 +4,8 @@
 
 #include <napi.h>
 
+#include "instance.h"
+
 namespace smartread {
 
 // statBeneath(path: string | Buffer, dirfd?: number, resolve?: number)
@@ -24,5 +26,19 @@ Napi::Value StatAt(const Napi::CallbackInfo& info);
 // The descriptor a confined read would open (O_CLOEXEC), for positional reads the caller makes
 // and closes.
 Napi::Value OpenBeneath(const Napi::CallbackInfo& info);
+
+// openBeneathAsync(path: string | Buffer, flags: number, dirfd?: number, resolve?: number)
+//   -> Promise<fd | {errno, syscall: 'open'}>
+// openBeneath's open on libuv's thread pool, for a file whose open asks a server
+// (opensWaitBeneath). The root's descriptor must stay open until the promise settles. A
+// descriptor that no promise could be resolved with (a worker being terminated) is closed.
+Napi::Value OpenBeneathAsync(const Napi::CallbackInfo& info);
+
+// opensWaitBeneath(path: string | Buffer, dirfd?: number, resolve?: number) -> boolean
+// Whether opening `path` (resolved as openBeneath resolves it) would wait for a server: the
+// device of its cached name, or the root's where the name is not cached, is a FUSE, NFS, SMB...
+// mount (the mount table), or one where opens were found to wait (BlindReads). Asks no
+// filesystem anything (openat2 O_PATH RESOLVE_CACHED, statx AT_STATX_DONT_SYNC).
+Napi::Value OpensWaitBeneath(const Napi::CallbackInfo& info, Instance& instance);
 
 }  // namespace smartread

@@ -98,6 +98,11 @@ export interface NativeBinding {
   statAt(path: string | Buffer, dirfd: number): Float64Array | RawFailure;
   /** A descriptor (O_CLOEXEC) opened with `flags` under a confinement, as a confined read opens. */
   openBeneath(path: string | Buffer, flags: number, rootFd?: number, resolve?: number): number | RawFailure;
+  /** openBeneath on libuv's thread pool, for a file whose open waits for a server. */
+  openBeneathAsync(path: string | Buffer, flags: number, rootFd?: number, resolve?: number): Promise<number | RawFailure>;
+  /** Whether opening `path` under the confinement would wait for a server (FUSE, NFS, SMB...),
+   * from the mount table and the opens timed so far; asks the filesystem nothing. */
+  opensWaitBeneath(path: string | Buffer, rootFd?: number, resolve?: number): boolean;
   /** The cache-hit fast path: the file read without blocking (openat2 RESOLVE_CACHED, preadv2
    * RWF_NOWAIT), or null when that is not possible; pooled like readFileSync. Paths only. */
   cachedRead(target: string | Buffer, flags: number, poolOffset: number, rootFd?: number, resolve?: number): RawResult | number | null | false;

@@ -47,6 +47,9 @@ function closedError(caller: Function): Error {
   return withCode(new Error('smartread: this reader is closed'), 'ERR_SMARTREAD_READER_CLOSED', caller);
 }
 
+// Nonblocking, so that a FIFO cannot hold the thread in open(2); regular files ignore it.
+const kOpenFlags = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK;
+
 /**
  * An open root directory shared by the reads that resolve beneath it. Its descriptor is closed
  * only when it has been released and no read that uses it is still on its way: a descriptor
@@ -136,8 +139,29 @@ export class Root {
     const endUse = this.use();
     let raw: number | RawFailure;
     try {
-      // Nonblocking, so that a FIFO cannot hold the event loop in open(2); regular files ignore it.
-      raw = native!.openBeneath(target, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK, this.confine.dirfd, this.confine.resolve);
+      raw = native!.openBeneath(target, kOpenFlags, this.confine.dirfd, this.confine.resolve);
+    } finally {
+      endUse();
+    }
+    if (typeof raw !== 'number') throw this.explainError(failureToError(raw, path, target, caller), path);
+    return raw;
+  }
+
+  /** Whether opening `path` beneath the root would wait for a server: a FUSE, NFS or SMB mount
+   * (the process's mount table), or one where opens were timed waiting; asks it nothing. */
+  opensWait(path: string | Buffer): boolean {
+    return native!.opensWaitBeneath(path, this.confine.dirfd, this.confine.resolve);
+  }
+
+  /** openSync's descriptor, opened on libuv's thread pool: for a file whose open waits for a
+   * server (opensWait), which would otherwise hold the event loop for a round trip. */
+  async openAsync(path: unknown, caller: Function): Promise<number> {
+    const target = getValidatedPath(path, caller);
+    const endUse = this.use();
+    let raw: number | RawFailure;
+    try {
+      // The root's descriptor stays open (use) until the pool thread's open is done.
+      raw = await native!.openBeneathAsync(target, kOpenFlags, this.confine.dirfd, this.confine.resolve);
     } finally {
       endUse();
     }

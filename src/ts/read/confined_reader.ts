@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import { promisify } from 'node:util';
 import { kMaxLength } from 'node:buffer';
 import { invalidArgType, outOfRange } from '../common/errors';
-import type { PathLike, PathOrFd, ReadFileOptions } from '../common/args';
+import { getValidatedPath, type PathLike, type PathOrFd, type ReadFileOptions } from '../common/args';
 
 /**
  * smartRead, smartReadSync and readMany confined beneath one root directory, opened once for
@@ -113,7 +113,9 @@ export function createReader(options: { root: PathLike; noSymlinks?: boolean }):
       if (typeof length !== 'number') throw invalidArgType('length', 'of type number', length, reader.readRange);
       if (!Number.isSafeInteger(position) || position < 0) throw outOfRange('position', `>= 0 && <= ${Number.MAX_SAFE_INTEGER}`, position, reader.readRange);
       if (!Number.isSafeInteger(length) || length < 0 || length > kMaxLength) throw outOfRange('length', `>= 0 && <= ${kMaxLength}`, length, reader.readRange);
-      const fd = root.openSync(path, reader.readRange);
+      // Where the open waits for a server (FUSE, NFS), on the thread pool, as the read is.
+      const target = getValidatedPath(path, reader.readRange);
+      const fd = root.opensWait(target) ? await root.openAsync(path, reader.readRange) : root.openSync(path, reader.readRange);
       try {
         const buffer = Buffer.allocUnsafe(length);
         const bytesRead = length === 0 ? 0 : await read(fd, buffer, 0, length, position);

@@ -137,10 +137,11 @@ export function serveStaticPlugin(fastify: FastifyInstance, options: FastifyServ
         return reply.send(status === 200 ? body : body.subarray(start, end + 1));
       });
     }
-    const stream = site.openStream(entry, start, end);
-    if (stream === 'changed') return retry();
-    fileHeaders(reply, status, headers, entry);
-    return reply.send(stream);
+    return site.openStream(entry, start, end).then((stream) => {
+      if (stream === 'changed') return retry();
+      fileHeaders(reply, status, headers, entry);
+      return reply.send(stream);
+    });
   };
 
   fastify.route({

@@ -195,10 +195,13 @@ export function serveStatic(root: PathLike, options?: ServeStaticOptions): Serve
       }).catch((err: Error) => fail(req, res, next, { kind: 'error', status: 500, fallThrough: false, cause: err }));
       return;
     }
-    const stream = site.openStream(entry, start, end);
-    if (stream === 'changed') return retry();
-    writeHead(res, status, headers, entry);
-    sendStream(stream, res);
+    site.openStream(entry, start, end).then((stream) => {
+      if (stream === 'changed') return retry();
+      // The client went away while the file was opened (a server's mount): nothing to send.
+      if (res.destroyed) return stream.destroy();
+      writeHead(res, status, headers, entry);
+      sendStream(stream, res);
+    }).catch((err: Error) => fail(req, res, next, { kind: 'error', status: 500, fallThrough: false, cause: err }));
   };
 
   const handler = ((req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => {
