@@ -150,7 +150,8 @@ export class Root {
   /** Whether opening `path` beneath the root would wait for a server: a FUSE, NFS or SMB mount
    * (the process's mount table), or one where opens were timed waiting; asks it nothing. */
   opensWait(path: string | Buffer): boolean {
-    return native!.opensWaitBeneath(path, this.confine.dirfd, this.confine.resolve);
+    // Once closed, the descriptor's number may name another directory.
+    return !this.closed && native!.opensWaitBeneath(path, this.confine.dirfd, this.confine.resolve);
   }
 
   /** openSync's descriptor, opened on libuv's thread pool: for a file whose open waits for a

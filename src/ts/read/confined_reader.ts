@@ -65,6 +65,7 @@ export interface ConfinedReader {
   [Symbol.dispose](): void;
 }
 
+const closeFd = promisify(fs.close);
 const read = promisify((fd: number, buffer: Buffer, offset: number, length: number, position: number,
   done: (err: Error | null, bytesRead: number) => void) => fs.read(fd, buffer, offset, length, position, done));
 
@@ -113,15 +114,17 @@ export function createReader(options: { root: PathLike; noSymlinks?: boolean }):
       if (typeof length !== 'number') throw invalidArgType('length', 'of type number', length, reader.readRange);
       if (!Number.isSafeInteger(position) || position < 0) throw outOfRange('position', `>= 0 && <= ${Number.MAX_SAFE_INTEGER}`, position, reader.readRange);
       if (!Number.isSafeInteger(length) || length < 0 || length > kMaxLength) throw outOfRange('length', `>= 0 && <= ${kMaxLength}`, length, reader.readRange);
-      // Where the open waits for a server (FUSE, NFS), on the thread pool, as the read is.
-      const target = getValidatedPath(path, reader.readRange);
-      const fd = root.opensWait(target) ? await root.openAsync(path, reader.readRange) : root.openSync(path, reader.readRange);
+      // Where the open waits for a server (FUSE, NFS), on the thread pool, as the read is; and
+      // the close (FUSE sends the daemon a FLUSH).
+      const waits = root.opensWait(getValidatedPath(path, reader.readRange));
+      const fd = waits ? await root.openAsync(path, reader.readRange) : root.openSync(path, reader.readRange);
       try {
         const buffer = Buffer.allocUnsafe(length);
         const bytesRead = length === 0 ? 0 : await read(fd, buffer, 0, length, position);
         return bytesRead === length ? buffer : buffer.subarray(0, bytesRead);
       } finally {
-        fs.closeSync(fd);
+        if (waits) await closeFd(fd);
+        else fs.closeSync(fd);
       }
     },
     close,

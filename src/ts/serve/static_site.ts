@@ -437,7 +437,9 @@ export class StaticSite {
     try {
       same = entry.matchesStats(waits ? await fstat(fd) : fs.fstatSync(fd));
     } finally {
-      if (!same) fs.closeSync(fd);
+      // On FUSE a close sends the daemon a FLUSH: off the loop there too.
+      if (!same && waits) fs.close(fd, () => {});
+      else if (!same) fs.closeSync(fd);
     }
     if (!same) return 'changed';
     return new FileRangeStream(fd, start, end, this.streamChunk, kStreamDepth, entry.rel);
