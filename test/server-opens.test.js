@@ -35,6 +35,13 @@ function opensOf(log, names) {
   return requestsLogged(log).filter((request) => request.op === 'open' && wanted.has(request.name));
 }
 
+/** At least `minimum` opens of `names` reached the daemon, and none came from the JS thread `pid`. */
+function assertOpenedOffJsThread(mount, names, pid, minimum = names.length) {
+  const opens = opensOf(mount.opensLog, names);
+  assert.ok(opens.length >= minimum, `${opens.length} opens logged for ${names.length} files, ${minimum} at least`);
+  assert.deepEqual(opens.filter((open) => open.tid === pid), [], 'no open made by the JS thread');
+}
+
 /**
  * Writes `count` files of about 4 KiB beneath `dir` in the mount's source, then reads them
  * through the mount in a fresh process (nothing read before, by the fast path or anyone), its
@@ -74,10 +81,7 @@ test("strategy 'uring' opens files on a server's mount on io_uring's workers, ne
     (await readMany(paths, { strategy: 'uring' })).forEach(check);
     check(await smartRead(paths[0], { strategy: 'uring' }), 0);
   `);
-  const opens = opensOf(mount.opensLog, names);
-  assert.ok(opens.length >= names.length + 1, `${opens.length} opens logged for ${names.length} files and one more`);
-  const onJsThread = opens.filter((open) => open.tid === pid);
-  assert.deepEqual(onJsThread, [], 'no open made by the JS thread');
+  assertOpenedOffJsThread(mount, names, pid, names.length + 1);
 });
 
 test("'auto' reads files on a server's mount for the first time without an open or a statfs on the JS thread", async (t) => {
@@ -109,9 +113,7 @@ test("reads confined beneath a root on a server's mount open nothing there on th
     for (let i = 20; i < 30; i++) check(await reader.smartRead(relative[i], { strategy: '${forced}' }), i);
     reader.close();
   `);
-  assert.ok(opensOf(mount.opensLog, names).length >= names.length, 'every file opened through the mount');
-  const onJsThread = opensOf(mount.opensLog, names).filter((request) => request.tid === pid);
-  assert.deepEqual(onJsThread, [], 'no open made by the JS thread');
+  assertOpenedOffJsThread(mount, names, pid);
 });
 
 test("serveStatic's streamed files and a reader's readRange on a server's mount are opened on the thread pool, never on the JS thread", async (t) => {
@@ -149,7 +151,5 @@ test("serveStatic's streamed files and a reader's readRange on a server's mount 
     }
     reader.close();
   `);
-  assert.ok(opensOf(mount.opensLog, names).length >= names.length, 'every file opened through the mount');
-  const onJsThread = opensOf(mount.opensLog, names).filter((request) => request.tid === pid);
-  assert.deepEqual(onJsThread, [], 'no open made by the JS thread');
+  assertOpenedOffJsThread(mount, names, pid);
 });

@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -125,12 +124,8 @@ Napi::Value OpensWaitBeneath(const Napi::CallbackInfo& info, Instance& instance)
   dev_t dev = CachedNameDevice(path.c_str(), dirfd, confinement.resolve);
   // A name not in the dentry cache is looked up by the open itself: the root's mount stands
   // for it (a mount beneath the root met on the way is not known until the name is cached).
-  struct statx stx {};
-  if (dev == 0 && confinement.dirfd >= 0 &&
-      statx(confinement.dirfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, &stx) == 0) {
-    dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-  }
-  return Napi::Boolean::New(env, dev != 0 && (OpensAskServer(dev) || instance.blind->OpensMayWait(dev)));
+  if (dev == 0 && confinement.dirfd >= 0) dev = CachedDevice(confinement.dirfd);
+  return Napi::Boolean::New(env, dev != 0 && instance.blind->OpensMayWait(dev));
 }
 
 }  // namespace smartread

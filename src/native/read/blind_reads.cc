@@ -79,10 +79,12 @@ bool BlindReads::Known(dev_t dev) const {
 }
 
 bool BlindReads::OpensMayWait(dev_t dev) const {
-  if (!any_.load(std::memory_order_relaxed)) return false;
-  const int64_t now_ns = MonotonicNs();
-  std::lock_guard<std::mutex> lock(mutex_);
-  return OpensMayWaitAt(FindLocked(dev), now_ns);
+  if (any_.load(std::memory_order_relaxed)) {
+    const int64_t now_ns = MonotonicNs();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (OpensMayWaitAt(FindLocked(dev), now_ns)) return true;
+  }
+  return OpensAskServer(dev);
 }
 
 bool BlindReads::OpensMayWaitAt(const Filesystem* fs, int64_t now_ns) {

@@ -78,7 +78,8 @@ class BlindReads {
   bool Any() const { return any_.load(std::memory_order_relaxed); }
   // Whether an open on `dev` may wait for a server: a filesystem found to refuse RWF_NOWAIT in
   // the last kOpensMayWaitNs, other than overlayfs, which opens its layer's file (FUSE and NFS
-  // ask their server on open).
+  // ask their server on open); or, not found so yet, one the mount table names as a FUSE, NFS,
+  // SMB... mount (OpensAskServer).
   bool OpensMayWait(dev_t dev) const;
   // `fd`'s filesystem (device `dev`) refused RWF_NOWAIT and is not memory.
   void Learn(dev_t dev, int fd, int64_t now_ns);

@@ -116,10 +116,15 @@ dev_t CachedNameDevice(const char* path, int dirfd, uint64_t resolve) {
   how.resolve = RESOLVE_CACHED | resolve;
   const int fd = static_cast<int>(syscall(SYS_openat2, dirfd, path, &how, sizeof how));
   if (fd < 0) return 0;
-  struct statx stx {};
-  const bool known = statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, &stx) == 0;
+  const dev_t dev = CachedDevice(fd);
   close(fd);
-  return known ? makedev(stx.stx_dev_major, stx.stx_dev_minor) : 0;
+  return dev;
+}
+
+dev_t CachedDevice(int fd) {
+  struct statx stx {};
+  if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, &stx) != 0) return 0;
+  return makedev(stx.stx_dev_major, stx.stx_dev_minor);
 }
 
 }  // namespace smartread

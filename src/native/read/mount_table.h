@@ -29,4 +29,8 @@ std::string MountedFilesystemName(dev_t dev);
 // gives its root's descriptor and RESOLVE_* flags, so that the name is resolved as its open will.
 dev_t CachedNameDevice(const char* path, int dirfd = AT_FDCWD, uint64_t resolve = 0);
 
+// The device of the open file `fd`, from its cached attributes (statx AT_STATX_DONT_SYNC,
+// which asks its filesystem nothing); 0 where it cannot tell.
+dev_t CachedDevice(int fd);
+
 }  // namespace smartread

@@ -268,7 +268,7 @@ napi_value Ring::Read(const Napi::CallbackInfo& info) {
   if (!known && fd < 0) {
     dev = CachedNameDevice(target.path.c_str(), confinement.dirfd >= 0 ? confinement.dirfd : AT_FDCWD, confinement.resolve);
   }
-  const bool open_may_wait = dev != 0 && (instance_->blind->OpensMayWait(dev) || OpensAskServer(dev));
+  const bool open_may_wait = dev != 0 && instance_->blind->OpensMayWait(dev);
   if (!known) known_size = 0;
   if (fd < 0 && ArgIsTrue(info, 6) && !open_may_wait) {
     fd = OpenCachedRegular(target.path, flags, confinement);
