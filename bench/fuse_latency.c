@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The bench's fuse-latency filesystem: a read-only FUSE passthrough of a directory that waits a fixed delay before answering each request, as a network filesystem does.
 //
-//   fuse_latency SOURCE MOUNTPOINT [--delay-us=N] [--opens-log=FILE] [-f] [-o OPTION,...]
+//   fuse_latency SOURCE MOUNTPOINT [--delay-us=N] [--cache-ms=N] [--opens-log=FILE] [-f] [-o OPTION,...]
 //
 // Shared storage in production (gcsfuse, s3fs, sshfs, NFS) answers every request a round trip
 // later, and serves many requests at once. This daemon stands for it: every request it answers
@@ -16,7 +16,9 @@
 // though the daemon asks for parallel directory operations.
 //
 // What is cached where, on purpose: names and attributes stay cached in the kernel for a day
-// (the bench's cold reads evict file data, not directory entries, as after a warm stat), while
+// (the bench's cold reads evict file data, not directory entries, as after a warm stat), or for
+// --cache-ms (0: every lookup and stat reaches the daemon, as on a mount whose cached attributes
+// have lapsed; for the tests), while
 // file data is not kept across opens (no kernel_cache: each open drops the file's pages, as
 // bindfs does), so each read of a file reaches this daemon.
 //
@@ -47,22 +49,25 @@
 #include <unistd.h>
 
 #define DEFAULT_DELAY_US 1000
-// How long the kernel may trust a name or an attribute it was given: longer than any run.
-#define CACHE_SECONDS 86400.0
+// How long the kernel may trust a name or an attribute it was given, unless told: longer than
+// any run.
+#define DEFAULT_CACHE_MS 86400000u
 #define MAX_BACKGROUND 512
 
 struct latency_options {
   unsigned int delay_us;
+  unsigned int cache_ms;
   const char *source;
   const char *opens_log;
   int show_help;
 };
 
-static struct latency_options options = {.delay_us = DEFAULT_DELAY_US};
+static struct latency_options options = {.delay_us = DEFAULT_DELAY_US, .cache_ms = DEFAULT_CACHE_MS};
 // The source directory, opened once: every path is looked up beneath it.
 static int source_fd = -1;
-// With --opens-log=FILE, each open and each statfs appends a line to FILE: the thread ID of
-// the thread that asked (the kernel's request says it), "open" or "statfs", and the path
+// With --opens-log=FILE, each open, statfs, stat and read appends a line to FILE: the thread ID
+// of the thread that asked (the kernel's request says it), "open", "statfs", "stat" (a lookup
+// of the name or a stat of the file: libfuse asks getattr for both) or "read", and the path
 // beneath the mount, separated by spaces. The tests read it to see which of a reader's threads
 // waits for the server.
 static int opens_log_fd = -1;
@@ -75,6 +80,7 @@ enum { KEY_HELP };
 
 static const struct fuse_opt latency_opts[] = {
     {"--delay-us=%u", offsetof(struct latency_options, delay_us), 0},
+    {"--cache-ms=%u", offsetof(struct latency_options, cache_ms), 0},
     {"--opens-log=%s", offsetof(struct latency_options, opens_log), 0},
     FUSE_OPT_KEY("-h", KEY_HELP),
     FUSE_OPT_KEY("--help", KEY_HELP),
@@ -113,6 +119,7 @@ static const char *relative(const char *path) {
 }
 
 static int latency_getattr(const char *path, struct stat *st, struct fuse_file_info *fi) {
+  log_request("stat", path);
   wait_delay();
   int res = fi ? fstat((int)fi->fh, st) : fstatat(source_fd, relative(path), st, AT_SYMLINK_NOFOLLOW);
   return res < 0 ? -errno : 0;
@@ -138,7 +145,7 @@ static int latency_open(const char *path, struct fuse_file_info *fi) {
 }
 
 static int latency_read(const char *path, char *buf, size_t size, off_t offset, struct fuse_file_info *fi) {
-  (void)path;
+  log_request("read", path);
   wait_delay();
   size_t done = 0;
   while (done < size) {
@@ -212,8 +219,8 @@ static void *latency_init(struct fuse_conn_info *conn, struct fuse_config *cfg) 
   conn->max_background = MAX_BACKGROUND;
   conn->congestion_threshold = MAX_BACKGROUND * 3 / 4;
   cfg->use_ino = 1;
-  cfg->entry_timeout = CACHE_SECONDS;
-  cfg->attr_timeout = CACHE_SECONDS;
+  cfg->entry_timeout = options.cache_ms / 1000.0;
+  cfg->attr_timeout = options.cache_ms / 1000.0;
   cfg->negative_timeout = 0;
   cfg->kernel_cache = 0;
   cfg->direct_io = 0;
@@ -234,11 +241,12 @@ static const struct fuse_operations latency_ops = {
 };
 
 static void usage(const char *program) {
-  printf("usage: %s SOURCE MOUNTPOINT [--delay-us=N] [--opens-log=FILE] [-f] [-o OPTION,...]\n"
+  printf("usage: %s SOURCE MOUNTPOINT [--delay-us=N] [--cache-ms=N] [--opens-log=FILE] [-f] [-o OPTION,...]\n"
          "  --delay-us=N      wait N microseconds before answering each request (default %u)\n"
-         "  --opens-log=FILE  append the asking thread's ID, open or statfs, and the path of each\n"
-         "                    open and statfs to FILE\n\n",
-         program, DEFAULT_DELAY_US);
+         "  --cache-ms=N      how long the kernel may keep names and attributes (default %u)\n"
+         "  --opens-log=FILE  append the asking thread's ID, open, statfs, stat or read, and the\n"
+         "                    path of each open, statfs, stat (or lookup) and read to FILE\n\n",
+         program, DEFAULT_DELAY_US, DEFAULT_CACHE_MS);
 }
 
 int main(int argc, char *argv[]) {

@@ -231,12 +231,14 @@ class MountSet {
 
   /**
    * bench/fuse_latency.c (built by buildFuseLatency) over a new directory: { kind, dir, backingDir,
-   * pid, delayMs, opensLog }; with opensLog, the daemon logs there the thread of each open and
-   * statfs (for the tests).
+   * pid, delayMs, opensLog }; with opensLog, the daemon logs there the thread of each open,
+   * statfs, stat and read (for the tests); with cacheMs, the kernel keeps names and attributes that
+   * long instead of a day (0: every lookup reaches the daemon).
    */
-  async fuseLatency({ binary, delayMs = DEFAULT_FUSE_DELAY_MS, opensLog = null }, name = 'fuse-latency') {
+  async fuseLatency({ binary, delayMs = DEFAULT_FUSE_DELAY_MS, opensLog = null, cacheMs = null }, name = 'fuse-latency') {
     const [source, mnt] = this.dirs(name, 'source', 'mnt');
-    const args = [binary, source, mnt, '-f', `--delay-us=${Math.round(delayMs * 1000)}`, ...(opensLog ? [`--opens-log=${opensLog}`] : [])];
+    const args = [binary, source, mnt, '-f', `--delay-us=${Math.round(delayMs * 1000)}`,
+      ...(opensLog ? [`--opens-log=${opensLog}`] : []), ...(cacheMs !== null ? [`--cache-ms=${cacheMs}`] : [])];
     const mount = await this.fuseDaemon('fuse-latency', args, source, mnt);
     return { ...mount, delayMs, opensLog };
   }

@@ -1,7 +1,7 @@
 // Real overlay and FUSE mounts for a test file, made with the bench's mount set (bench/mounts.js):
 // the kernel's overlayfs over a disk directory, bindfs over one, and the bench's fuse-latency
-// daemon (1 ms a request, built from bench/fuse_latency.c, logging the threads of its opens and
-// statfs calls to the mount's opensLog) over one. Mounted before the file's
+// daemon (1 ms a request, built from bench/fuse_latency.c, logging the threads of its opens,
+// statfs calls, stats and reads to the mount's opensLog) over one. Mounted before the file's
 // tests and always taken down after them (on 'exit' too); a kind this machine cannot mount (not
 // root, no overlayfs or /dev/fuse, no bindfs, a mount refused) is a reason to skip, never a pass.
 'use strict';
@@ -17,11 +17,13 @@ const LABELS = { overlay: 'overlay', fuse: 'bindfs', 'fuse-latency': 'fuse-laten
 /**
  * Mounts each of `kinds` ('overlay', 'fuse', 'fuse-latency') under a new temp directory on the disk, in a
  * before() hook, and takes them down in after(), which also checks that nothing of theirs is
- * left in /proc/self/mounts. Returns { ready (settles once mounted), all: [{ kind, label }], get(kind) → the mount (bench/mounts.js:
+ * left in /proc/self/mounts. `options.fuseLatencyCacheMs`: how long the kernel keeps the
+ * fuse-latency mount's names and attributes (default a day; 0: every lookup and stat reaches the
+ * daemon). Returns { ready (settles once mounted), all: [{ kind, label }], get(kind) → the mount (bench/mounts.js:
  * { dir, backingDir, upperDir? }) or null, skipReason(kind) → why it is not there, or null }.
  * Declared now, so that tests can be declared per kind; the mounts exist from the hook on.
  */
-function useMounts(kinds = ['overlay', 'fuse']) {
+function useMounts(kinds = ['overlay', 'fuse'], { fuseLatencyCacheMs = null } = {}) {
   const mounts = new Map();
   const reasons = new Map(kinds.map((kind) => [kind, mountUnavailable(kind)]));
   let set = null;
@@ -47,7 +49,7 @@ function useMounts(kinds = ['overlay', 'fuse']) {
       try {
         if (kind === 'overlay') mounts.set(kind, set.overlay());
         else if (kind === 'fuse') mounts.set(kind, await set.bindfs());
-        else mounts.set(kind, await set.fuseLatency({ binary: (await buildFuseLatency()).binary, delayMs: 1, opensLog: path.join(parent, 'opens.log') }));
+        else mounts.set(kind, await set.fuseLatency({ binary: (await buildFuseLatency()).binary, delayMs: 1, opensLog: path.join(parent, 'opens.log'), cacheMs: fuseLatencyCacheMs }));
       } catch (err) {
         reasons.set(kind, `could not mount ${LABELS[kind]}: ${err.message}`);
       }
@@ -77,4 +79,13 @@ function useMounts(kinds = ['overlay', 'fuse']) {
   };
 }
 
-module.exports = { useMounts };
+/** What a fuse-latency daemon logged (its opensLog): [{ tid, op ('open', 'statfs', 'stat' or 'read'),
+ * name (beneath the mount) }]; `tid` is the thread that asked the kernel. */
+function requestsLogged(log) {
+  return fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => {
+    const [tid, op, ...name] = line.split(' ');
+    return { tid: Number(tid), op, name: name.join(' ') };
+  });
+}
+
+module.exports = { useMounts, requestsLogged };
