@@ -67,6 +67,7 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("openBeneath", &Addon::OpenBeneathMethod),
         InstanceMethod("openBeneathAsync", &Addon::OpenBeneathAsyncMethod),
         InstanceMethod("opensWaitBeneath", &Addon::OpensWaitBeneathMethod),
+        InstanceMethod("fileAsksServer", &Addon::FileAsksServerMethod),
         InstanceMethod("mapFile", &Addon::MapFileMethod),
         InstanceMethod("unmap", &Addon::UnmapMethod),
         InstanceMethod("readIntoSync", &Addon::ReadIntoSyncMethod),
@@ -279,6 +280,7 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value OpenBeneathMethod(const Napi::CallbackInfo& info) { return OpenBeneath(info); }
   Napi::Value OpenBeneathAsyncMethod(const Napi::CallbackInfo& info) { return OpenBeneathAsync(info); }
   Napi::Value OpensWaitBeneathMethod(const Napi::CallbackInfo& info) { return OpensWaitBeneath(info, instance_); }
+  Napi::Value FileAsksServerMethod(const Napi::CallbackInfo& info) { return FileAsksServer(info, instance_); }
   Napi::Value MapFileMethod(const Napi::CallbackInfo& info) { return MapFile(info, instance_); }
   Napi::Value UnmapMethod(const Napi::CallbackInfo& info) { return Unmap(info); }
   Napi::Value ReadIntoSyncMethod(const Napi::CallbackInfo& info) { return ReadIntoSync(info); }

@@ -128,4 +128,9 @@ Napi::Value OpensWaitBeneath(const Napi::CallbackInfo& info, Instance& instance)
   return Napi::Boolean::New(env, dev != 0 && instance.blind->OpensMayWait(dev));
 }
 
+Napi::Value FileAsksServer(const Napi::CallbackInfo& info, Instance& instance) {
+  const dev_t dev = CachedDevice(info[0].As<Napi::Number>().Int32Value());
+  return Napi::Boolean::New(info.Env(), dev != 0 && instance.blind->OpensMayWait(dev));
+}
+
 }  // namespace smartread

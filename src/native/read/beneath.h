@@ -41,4 +41,11 @@ Napi::Value OpenBeneathAsync(const Napi::CallbackInfo& info);
 // filesystem anything (openat2 O_PATH RESOLVE_CACHED, statx AT_STATX_DONT_SYNC).
 Napi::Value OpensWaitBeneath(const Napi::CallbackInfo& info, Instance& instance);
 
+// fileAsksServer(fd: number) -> boolean
+// Whether the open file `fd` is on a filesystem that asks a server (opensWaitBeneath's test, on
+// the descriptor's cached device): where io_uring would read it inline on the submitting
+// thread, a FUSE read waits there for the daemon (pages dropped at open, or lapsed attributes
+// fetched first), so its positional reads go to the ring's workers.
+Napi::Value FileAsksServer(const Napi::CallbackInfo& info, Instance& instance);
+
 }  // namespace smartread

@@ -12,7 +12,7 @@ namespace smartread {
 namespace uring {
 
 PositionalRead::PositionalRead(Ring* ring, napi_deferred deferred, napi_ref view_ref, uint8_t* data,
-                               uint32_t length, uint64_t position, int fd, bool fixed)
+                               uint32_t length, uint64_t position, int fd, bool fixed, bool on_workers)
     : ring_(ring),
       deferred_(deferred),
       view_ref_(view_ref),
@@ -20,7 +20,8 @@ PositionalRead::PositionalRead(Ring* ring, napi_deferred deferred, napi_ref view
       length_(length),
       position_(position),
       fd_(fd),
-      fixed_(fixed) {
+      fixed_(fixed),
+      on_workers_(on_workers) {
   op_.owner = this;
 }
 
@@ -35,8 +36,8 @@ void PositionalRead::Start() {
   io_uring_prep_read(sqe, fd_, data_, length_, position_);
   if (fixed_) sqe->flags |= IOSQE_FIXED_FILE;
   // As for whole-file reads: a large read of cached pages would otherwise be copied inline, on
-  // the JS thread, during submission.
-  if (length_ >= ring_->tuning().uring_async_from) sqe->flags |= IOSQE_ASYNC;
+  // the JS thread, during submission; and a read on a server's mount would wait there for it.
+  if (on_workers_ || length_ >= ring_->tuning().uring_async_from) sqe->flags |= IOSQE_ASYNC;
 }
 
 void PositionalRead::OnCompletion(Op*, int res) {

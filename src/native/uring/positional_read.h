@@ -19,8 +19,9 @@ namespace uring {
 // ring deletes it. At teardown the ring cancels it and deletes it unsettled.
 class PositionalRead final : public OpOwner {
  public:
+  // `on_workers`: the file is on a server's mount, where an inline READ would wait for it.
   PositionalRead(Ring* ring, napi_deferred deferred, napi_ref view_ref, uint8_t* data,
-                 uint32_t length, uint64_t position, int fd, bool fixed);
+                 uint32_t length, uint64_t position, int fd, bool fixed, bool on_workers);
   ~PositionalRead();
 
   void Start();
@@ -39,6 +40,7 @@ class PositionalRead final : public OpOwner {
   const uint64_t position_;
   const int fd_;
   const bool fixed_;
+  const bool on_workers_;
   Op op_;
   int res_ = 0;
 };

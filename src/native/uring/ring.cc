@@ -372,7 +372,8 @@ napi_value Ring::ReadAt(const Napi::CallbackInfo& info) {
   PositionalRead* read = new PositionalRead(
       this, deferred, view_ref, data + static_cast<size_t>(info[3].As<Napi::Number>().Int64Value()),
       info[4].As<Napi::Number>().Uint32Value(), static_cast<uint64_t>(info[5].As<Napi::Number>().Int64Value()),
-      info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::Boolean>().Value());
+      info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::Boolean>().Value(),
+      info[6].IsBoolean() && info[6].As<Napi::Boolean>().Value());
   positional_waiting_.push_back(read);
   StartWaitingPositional();
   return promise;

@@ -89,8 +89,10 @@ class Ring {
   // itself); UnregisterFile() empties the slot once no read of it is left in flight.
   int RegisterFile(int fd);
   void UnregisterFile(int slot);
-  // readAt(fdOrSlot, fixed, view, offset, length, position) -> Promise<bytes read | failure>;
-  // queued like Read() until Submit().
+  // readAt(fdOrSlot, fixed, view, offset, length, position, onWorkers?)
+  //   -> Promise<bytes read | failure>;
+  // queued like Read() until Submit(). onWorkers: the file is on a server's mount
+  // (fileAsksServer), and its READ goes to io-wq's workers.
   napi_value ReadAt(const Napi::CallbackInfo& info);
   // The positional read is done: settle its promise and delete it.
   void FinishPositional(PositionalRead* read);

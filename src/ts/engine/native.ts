@@ -103,6 +103,9 @@ export interface NativeBinding {
   /** Whether opening `path` under the confinement would wait for a server (FUSE, NFS, SMB...),
    * from the mount table and the opens timed so far; asks the filesystem nothing. */
   opensWaitBeneath(path: string | Buffer, rootFd?: number, resolve?: number): boolean;
+  /** Whether the open file is on a filesystem that asks a server (FUSE, NFS, SMB...), where
+   * io_uring would wait for it inline: its positional reads go to the ring's workers. */
+  fileAsksServer(fd: number): boolean;
   /** The cache-hit fast path: the file read without blocking (openat2 RESOLVE_CACHED, preadv2
    * RWF_NOWAIT), or null when that is not possible; pooled like readFileSync. Paths only. */
   cachedRead(target: string | Buffer, flags: number, poolOffset: number, rootFd?: number, resolve?: number): RawResult | number | null | false;
@@ -186,5 +189,5 @@ export interface NativeBinding {
   uringUnregisterFile?(slot: number): void;
   /** One READ of `length` bytes at `position` into view[offset..], on the fixed-file slot
    * (fixed) or the fd; the byte count. Queued until uringSubmit(). */
-  uringReadAt?(fdOrSlot: number, fixed: boolean, view: NodeJS.ArrayBufferView, offset: number, length: number, position: number): Promise<number | RawFailure>;
+  uringReadAt?(fdOrSlot: number, fixed: boolean, view: NodeJS.ArrayBufferView, offset: number, length: number, position: number, onWorkers?: boolean): Promise<number | RawFailure>;
 }

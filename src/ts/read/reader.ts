@@ -156,10 +156,13 @@ function readPath(strategy: ReaderStrategy, fd: number, caller: Function): ReadP
   const binding = native as Required<NativeBinding>;
   const slot = binding.uringRegisterFile(fd);
   const fixed = slot >= 0;
+  // On a server's mount (FUSE, NFS), a READ the ring tried inline would wait for the server on
+  // the JS thread: asked once, as the file's mount does not change.
+  const onWorkers = binding.fileAsksServer(fd);
   return {
     by: 'uring',
     readAt: (view, offset, length, position) => {
-      const pending = binding.uringReadAt(fixed ? slot : fd, fixed, view, offset, length, position);
+      const pending = binding.uringReadAt(fixed ? slot : fd, fixed, view, offset, length, position, onWorkers);
       queueUringSubmit();
       return pending;
     },

@@ -13,7 +13,7 @@ import type { NativeBinding } from '../engine/native';
 import type { RawFailure } from '../common/raw';
 import { queueUringSubmit, uringAvailability } from '../read/strategies';
 
-type ReadAt = (fd: number, buffer: Buffer, length: number, position: number) => Promise<number | RawFailure>;
+type ReadAt = (fd: number, buffer: Buffer, length: number, position: number, onWorkers: boolean) => Promise<number | RawFailure>;
 
 let readAt: ReadAt | undefined;
 
@@ -24,8 +24,8 @@ function positionalReads(): ReadAt {
     const binding = native as NativeBinding;
     if (typeof uringAvailability() !== 'string' && binding.uringReadAt !== undefined) {
       const ring = binding as Required<NativeBinding>;
-      readAt = (fd, buffer, length, position) => {
-        const pending = ring.uringReadAt(fd, false, buffer, 0, length, position);
+      readAt = (fd, buffer, length, position, onWorkers) => {
+        const pending = ring.uringReadAt(fd, false, buffer, 0, length, position, onWorkers);
         queueUringSubmit();
         return pending;
       };
@@ -52,9 +52,10 @@ export class FileRangeStream extends Readable {
   private readonly spare: Buffer[] = [];
 
   /** Streams bytes [start, end] (inclusive) of `fd`, which it owns and closes, reading
-   * `chunkSize` bytes at a time with up to `depth` reads in flight. */
+   * `chunkSize` bytes at a time with up to `depth` reads in flight; `onWorkers`: the file is on
+   * a server's mount, whose reads the ring must not try inline on the JS thread. */
   constructor(fd: number, start: number, end: number, private readonly chunkSize: number,
-              private readonly depth: number, private readonly rel: string) {
+              private readonly depth: number, private readonly rel: string, private readonly onWorkers = false) {
     super({ highWaterMark: chunkSize });
     this.fd = fd;
     this.nextPosition = start;
@@ -74,7 +75,7 @@ export class FileRangeStream extends Readable {
       const read: PendingRead = { buffer: length === whole.length ? whole : whole.subarray(0, length), position: this.nextPosition, result: undefined };
       this.nextPosition += length;
       this.pending.push(read);
-      positionalReads()(this.fd, read.buffer, length, read.position).then(
+      positionalReads()(this.fd, read.buffer, length, read.position, this.onWorkers).then(
         (result) => this.completed(read, result),
         (err: Error) => this.completed(read, err));
     }

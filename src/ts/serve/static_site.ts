@@ -442,7 +442,7 @@ export class StaticSite {
       else if (!same) fs.closeSync(fd);
     }
     if (!same) return 'changed';
-    return new FileRangeStream(fd, start, end, this.streamChunk, kStreamDepth, entry.rel);
+    return new FileRangeStream(fd, start, end, this.streamChunk, kStreamDepth, entry.rel, waits);
   }
 
   /** The absolute path of `entry` and what setHeaders is told of it. */
