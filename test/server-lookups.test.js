@@ -1,8 +1,13 @@
-// Reads of an open file on a server's mount whose cached attributes have lapsed, as on NFS after
-// acregmin or on FUSE after attr_timeout: every read the kernel runs inline may ask the server
-// there, so none may be run on the JS thread. The bench's fuse-latency daemon (1 ms a request,
-// mounted by the test as root, here with names and attributes kept for 0 ms) logs the thread
-// that made each lookup, stat, open and read.
+// serveStatic and openReader on a server's mount whose cached names and attributes have lapsed,
+// as on NFS after acregmin or on FUSE after attr_timeout: every lookup, stat and read the kernel
+// runs for them may then ask the server. The handler decides each request from stats (the file,
+// its index, its extensions, its precompressed siblings, and the check that a cached entry is
+// still the file), and streamed files and openReader's are read with positional reads; none of
+// these may wait for the server on the JS thread. The bench's fuse-latency daemon (1 ms a
+// request, mounted by the test as root, here with names and attributes kept for 0 ms) logs the
+// thread that made each lookup, stat, open and read; a fresh child serves every kind of request
+// twice over a real socket, and none of its requests to the daemon may come from its JS thread,
+// besides the open of the root when serveStatic is made.
 'use strict';
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -15,6 +20,97 @@ const { useMounts, requestsLogged } = require('./mounts');
 // The mount first: the descriptor count waits for it, and its helpers' after hooks run after.
 const mounts = useMounts(['fuse-latency'], { fuseLatencyCacheMs: 0 });
 checkNoFdLeak({ spawnsChildren: true, after: mounts.ready });
+
+// Served from a child: the files, what each request must answer, and a node:http server and a
+// Fastify one over the same root. Prints its pid (its JS thread's ID) last.
+const script = `
+  const fs = require('node:fs');
+  const http = require('node:http');
+  const { serveStatic } = require('smartread/serve');
+  const [source, mounted, framework] = process.argv.slice(1, 4);
+  const expected = (name) => fs.readFileSync(source + '/' + name);
+  const options = { streamFrom: 4096, precompressed: ['gzip'], extensions: ['html'] };
+  const get = (port, url, headers = {}) => new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, path: url, headers }, (res) => {
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+    }).on('error', reject);
+  });
+  const expect = (what, got, status, body) => {
+    if (got.status !== status) throw new Error(what + ': status ' + got.status + ', not ' + status);
+    if (body !== undefined && !got.body.equals(body)) throw new Error(what + ': wrong bytes');
+  };
+  (async () => {
+    let port;
+    let stop;
+    if (framework === 'fastify') {
+      const app = require('fastify')();
+      app.register(require('smartread/serve/fastify'), { root: mounted, ...options });
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      port = app.server.address().port;
+      stop = () => app.close();
+    } else {
+      const handler = serveStatic(mounted, options);
+      const server = http.createServer(handler);
+      await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+      port = server.address().port;
+      stop = () => { server.close(); handler.close(); };
+    }
+    // Twice: first looked up, then confirmed against the entries the first round left.
+    for (let round = 0; round < 2; round++) {
+      expect('small', await get(port, '/small.txt'), 200, expected('small.txt'));
+      expect('streamed', await get(port, '/large.bin'), 200, expected('large.bin'));
+      expect('range', await get(port, '/large.bin', { range: 'bytes=5000-9999' }), 206, expected('large.bin').subarray(5000, 10000));
+      expect('extension', await get(port, '/page'), 200, expected('page.html'));
+      expect('index', await get(port, '/docs/'), 200, expected('docs/index.html'));
+      expect('precompressed', await get(port, '/styles.css', { 'accept-encoding': 'gzip' }), 200, expected('styles.css.gz'));
+      expect('no sibling', await get(port, '/small.txt', { 'accept-encoding': 'gzip' }), 200, expected('small.txt'));
+      expect('missing', await get(port, '/missing.txt'), 404);
+      expect('out of the root', await get(port, '/escape/hostname'), 403);
+      const etag = (await get(port, '/small.txt')).headers.etag;
+      expect('not modified', await get(port, '/small.txt', { 'if-none-match': etag }), 304);
+      expect('directory', await get(port, '/docs'), 301);
+    }
+    await stop();
+    process.stdout.write(String(process.pid));
+  })().catch((err) => { console.error(err); process.exit(1); });
+`;
+
+/** The files beneath `dir` in the mount's source; their names beneath the mount. */
+function writeSite(mount, dir) {
+  const source = path.join(mount.backingDir, dir);
+  fs.mkdirSync(path.join(source, 'docs'), { recursive: true });
+  writePattern(path.join(source, 'small.txt'), 1500);
+  writePattern(path.join(source, 'large.bin'), 64 * 1024 + 7);
+  fs.writeFileSync(path.join(source, 'page.html'), '<p>page</p>\n');
+  fs.writeFileSync(path.join(source, 'docs', 'index.html'), '<p>docs</p>\n');
+  fs.writeFileSync(path.join(source, 'styles.css'), 'body { color: red }\n');
+  writePattern(path.join(source, 'styles.css.gz'), 300);
+  fs.symlinkSync('/etc', path.join(source, 'escape'));
+  return ['small.txt', 'large.bin', 'page', 'page.html', 'docs', 'docs/index.html', 'styles.css', 'styles.css.gz', 'small.txt.gz', 'missing.txt', 'escape']
+    .map((name) => `/${dir}/${name}`);
+}
+
+for (const framework of ['node:http', 'fastify']) {
+  test(`serveStatic (${framework}) on a server's mount whose attributes have lapsed asks it nothing on the JS thread`, async (t) => {
+    const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no confinement' : mounts.skipReason('fuse-latency');
+    if (why) return t.skip(why);
+    const mount = mounts.get('fuse-latency');
+    const dir = framework === 'fastify' ? 'fastify' : 'http';
+    const names = writeSite(mount, dir);
+    const child = await runToEnd(process.execPath, ['-e', script, path.join(mount.backingDir, dir), path.join(mount.dir, dir), framework], { timeoutMs: 60000 });
+    assert.equal(child.code, 0, child.stderr);
+    const pid = Number(child.stdout);
+    const mine = requestsLogged(mount.opensLog).filter((request) => request.name === `/${dir}` || request.name.startsWith(`/${dir}/`));
+    // Every name was asked of the daemon (nothing is kept for a moment): the lookups were made.
+    const asked = new Set(mine.filter((request) => request.op === 'stat').map((request) => request.name));
+    assert.deepEqual(names.filter((name) => !asked.has(name)), [], 'every name looked up through the mount');
+    // serveStatic() opens its root at once, as fs.openSync would; nothing after that.
+    const onJsThread = mine.filter((request) => request.tid === pid && request.name !== `/${dir}`);
+    assert.deepEqual(onJsThread, [], 'no lookup, stat or open made by the JS thread');
+  });
+}
 
 test("openReader's positional reads of a file on a server's mount are made on io_uring's workers, never on the JS thread", async (t) => {
   const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no io_uring' : mounts.skipReason('fuse-latency');

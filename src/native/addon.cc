@@ -64,6 +64,10 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("pageCacheResidency", &Addon::ResidencyMethod),
         InstanceMethod("statBeneath", &Addon::StatBeneathMethod),
         InstanceMethod("statAt", &Addon::StatAtMethod),
+        InstanceMethod("statBeneathIfCached", &Addon::StatBeneathIfCachedMethod),
+        InstanceMethod("statAtIfLocal", &Addon::StatAtIfLocalMethod),
+        InstanceMethod("statBeneathAsync", &Addon::StatBeneathAsyncMethod),
+        InstanceMethod("statAtAsync", &Addon::StatAtAsyncMethod),
         InstanceMethod("openBeneath", &Addon::OpenBeneathMethod),
         InstanceMethod("openBeneathAsync", &Addon::OpenBeneathAsyncMethod),
         InstanceMethod("opensWaitBeneath", &Addon::OpensWaitBeneathMethod),
@@ -277,6 +281,10 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value ResidencyMethod(const Napi::CallbackInfo& info) { return PageCacheResidency(info); }
   Napi::Value StatBeneathMethod(const Napi::CallbackInfo& info) { return StatBeneath(info); }
   Napi::Value StatAtMethod(const Napi::CallbackInfo& info) { return StatAt(info); }
+  Napi::Value StatBeneathIfCachedMethod(const Napi::CallbackInfo& info) { return StatBeneathIfCached(info, instance_); }
+  Napi::Value StatAtIfLocalMethod(const Napi::CallbackInfo& info) { return StatAtIfLocal(info, instance_); }
+  Napi::Value StatBeneathAsyncMethod(const Napi::CallbackInfo& info) { return StatAsync(info, true); }
+  Napi::Value StatAtAsyncMethod(const Napi::CallbackInfo& info) { return StatAsync(info, false); }
   Napi::Value OpenBeneathMethod(const Napi::CallbackInfo& info) { return OpenBeneath(info); }
   Napi::Value OpenBeneathAsyncMethod(const Napi::CallbackInfo& info) { return OpenBeneathAsync(info); }
   Napi::Value OpensWaitBeneathMethod(const Napi::CallbackInfo& info) { return OpensWaitBeneath(info, instance_); }

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,17 +21,55 @@ namespace smartread {
 
 namespace {
 
-// [mode, size, mtimeMs, ino, dev, ctimeMs], the layout statBeneath and statAt share.
-Napi::Value StatToJs(Napi::Env env, const struct stat& st) {
-  Napi::Float64Array out = Napi::Float64Array::New(env, 6);
+// [mode, size, mtimeMs, ino, dev, ctimeMs], the layout statBeneath and statAt share; nullptr
+// where the array could not be made (in raw N-API, so that a pool job's Settle may use it while
+// a worker is being terminated).
+napi_value StatToJs(napi_env env, const struct stat& st) {
+  napi_value buffer, array;
+  void* data = nullptr;
+  if (napi_create_arraybuffer(env, 6 * sizeof(double), &data, &buffer) != napi_ok ||
+      napi_create_typedarray(env, napi_float64_array, 6, buffer, 0, &array) != napi_ok) {
+    return nullptr;
+  }
+  double* out = static_cast<double*>(data);
   out[0] = static_cast<double>(st.st_mode);
   out[1] = static_cast<double>(st.st_size);
   out[2] = static_cast<double>(st.st_mtim.tv_sec) * 1e3 + static_cast<double>(st.st_mtim.tv_nsec) / 1e6;
   out[3] = static_cast<double>(st.st_ino);
   out[4] = static_cast<double>(st.st_dev);
   out[5] = static_cast<double>(st.st_ctim.tv_sec) * 1e3 + static_cast<double>(st.st_ctim.tv_nsec) / 1e6;
-  return out;
+  return array;
 }
+
+// statBeneath's lookup (confined) or statAt's (unconfined, from `dirfd`); 0 or an errno.
+int LookUp(const char* path, bool confined, const Confinement& confinement, struct stat* st) {
+  if (!confined) return fstatat(confinement.dirfd, path, st, 0) < 0 ? errno : 0;
+  // O_PATH: resolution and permission to search only; a FIFO or device is not opened.
+  const int fd = OpenForRead(path, O_PATH, confinement);
+  if (fd < 0) return errno;
+  const int err = fstat(fd, st) < 0 ? errno : 0;
+  close(fd);
+  return err;
+}
+
+// A statBeneath or statAt on libuv's thread pool.
+class StatJob final : public PoolJob {
+ public:
+  std::string path;
+  bool confined = true;
+  Confinement confinement;
+
+ private:
+  void Execute() override { error_ = LookUp(path.c_str(), confined, confinement, &st_); }
+
+  napi_value Settle(napi_env env) override {
+    if (error_ != 0) return FailureToJs(Napi::Env(env), Failure::Errno(error_, Syscall::kStat));
+    return StatToJs(env, st_);
+  }
+
+  struct stat st_ {};
+  int error_ = 0;
+};
 
 class OpenJob final : public PoolJob {
  public:
@@ -69,15 +108,10 @@ Napi::Value StatBeneath(const Napi::CallbackInfo& info) {
   Failure failure;
   PathArg path;
   if (!path.From(env, info[0], &failure)) return FailureToJs(env, failure);
-  // O_PATH: resolution and permission to search only; a FIFO or device is not opened.
-  const int fd = OpenForRead(path.c_str(), O_PATH, ConfinementFromJs(info, 1));
-  if (fd < 0) return FailureToJs(env, Failure::Errno(errno, Syscall::kStat));
   struct stat st;
-  const int rc = fstat(fd, &st);
-  const int err = errno;
-  close(fd);
-  if (rc < 0) return FailureToJs(env, Failure::Errno(err, Syscall::kStat));
-  return StatToJs(env, st);
+  const int err = LookUp(path.c_str(), true, ConfinementFromJs(info, 1), &st);
+  if (err != 0) return FailureToJs(env, Failure::Errno(err, Syscall::kStat));
+  return Napi::Value(env, StatToJs(env, st));
 }
 
 Napi::Value StatAt(const Napi::CallbackInfo& info) {
@@ -85,10 +119,58 @@ Napi::Value StatAt(const Napi::CallbackInfo& info) {
   Failure failure;
   PathArg path;
   if (!path.From(env, info[0], &failure)) return FailureToJs(env, failure);
-  const int dirfd = info[1].As<Napi::Number>().Int32Value();
+  Confinement from;
+  from.dirfd = info[1].As<Napi::Number>().Int32Value();
   struct stat st;
-  if (fstatat(dirfd, path.c_str(), &st, 0) < 0) return FailureToJs(env, Failure::Errno(errno, Syscall::kStat));
-  return StatToJs(env, st);
+  const int err = LookUp(path.c_str(), false, from, &st);
+  if (err != 0) return FailureToJs(env, Failure::Errno(err, Syscall::kStat));
+  return Napi::Value(env, StatToJs(env, st));
+}
+
+Napi::Value StatBeneathIfCached(const Napi::CallbackInfo& info, Instance& instance) {
+  Napi::Env env = info.Env();
+  Failure failure;
+  PathArg path;
+  if (!path.From(env, info[0], &failure)) return FailureToJs(env, failure);
+  Confinement cached = ConfinementFromJs(info, 1);
+  // Fails with EAGAIN, without a retry, where a name on the way is not in the dentry cache.
+  cached.resolve |= RESOLVE_CACHED;
+  const int fd = OpenForRead(path.c_str(), O_PATH, cached);
+  if (fd < 0) return errno == EAGAIN ? env.Null() : FailureToJs(env, Failure::Errno(errno, Syscall::kStat));
+  // The device from what the kernel holds (which asks no server); only off a server's mount is
+  // the file's own stat taken (which there never waits once the name is cached).
+  const dev_t dev = CachedDevice(fd);
+  if (dev == 0 || instance.blind->OpensMayWait(dev)) {
+    close(fd);
+    return env.Null();
+  }
+  struct stat st;
+  const int err = fstat(fd, &st) < 0 ? errno : 0;
+  close(fd);
+  if (err != 0) return FailureToJs(env, Failure::Errno(err, Syscall::kStat));
+  return Napi::Value(env, StatToJs(env, st));
+}
+
+Napi::Value StatAtIfLocal(const Napi::CallbackInfo& info, Instance& instance) {
+  const dev_t dev = static_cast<dev_t>(info[2].As<Napi::Number>().Int64Value());
+  if (instance.blind->OpensMayWait(dev)) return info.Env().Null();
+  return StatAt(info);
+}
+
+Napi::Value StatAsync(const Napi::CallbackInfo& info, bool confined) {
+  Napi::Env env = info.Env();
+  Failure failure;
+  PathArg path;
+  if (!path.From(env, info[0], &failure)) return FailureToJs(env, failure);
+  auto job = std::make_unique<StatJob>();
+  job->path = path.c_str();
+  job->confined = confined;
+  if (confined) {
+    job->confinement = ConfinementFromJs(info, 1);
+  } else {
+    job->confinement.dirfd = info[1].As<Napi::Number>().Int32Value();
+  }
+  return Napi::Value(env, PoolJob::Start(env, std::move(job), confined ? "smartread:statBeneath" : "smartread:statAt"));
 }
 
 Napi::Value OpenBeneath(const Napi::CallbackInfo& info) {

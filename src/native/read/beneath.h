@@ -21,6 +21,29 @@ Napi::Value StatBeneath(const Napi::CallbackInfo& info);
 // finds is only compared, never opened or read.
 Napi::Value StatAt(const Napi::CallbackInfo& info);
 
+// statBeneathIfCached(path: string | Buffer, dirfd?: number, resolve?: number)
+//   -> Float64Array | {errno, syscall: 'stat'} | null
+// statBeneath without waiting: the name resolved only from the dentry cache (RESOLVE_CACHED),
+// and stat'ed only off a server's mount. null where it cannot answer so: a name on the way is
+// not cached (a cold disk would be read), or the file is on a filesystem whose stat may ask a
+// server (the mount table, BlindReads: FUSE, NFS, SMB...; its device from the attributes the
+// kernel holds, statx AT_STATX_DONT_SYNC).
+Napi::Value StatBeneathIfCached(const Napi::CallbackInfo& info, Instance& instance);
+
+// statAtIfLocal(path: string | Buffer, dirfd: number, dev: number)
+//   -> Float64Array | {errno, syscall: 'stat'} | null
+// statAt, or null at once where `dev` (the device the path was last found on) is a filesystem
+// whose stat may ask a server.
+Napi::Value StatAtIfLocal(const Napi::CallbackInfo& info, Instance& instance);
+
+// statBeneathAsync(path: string | Buffer, dirfd?: number, resolve?: number)
+// statAtAsync(path: string | Buffer, dirfd: number)
+//   -> Promise<Float64Array | {errno, syscall: 'stat'}>
+// statBeneath and statAt on libuv's thread pool (`confined` tells which), for lookups that may
+// wait for a disk or a server. The directory's descriptor must stay open until the promise
+// settles.
+Napi::Value StatAsync(const Napi::CallbackInfo& info, bool confined);
+
 // openBeneath(path: string | Buffer, flags: number, dirfd?: number, resolve?: number)
 //   -> fd | {errno, syscall: 'open'}
 // The descriptor a confined read would open (O_CLOEXEC), for positional reads the caller makes

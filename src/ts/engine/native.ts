@@ -96,6 +96,15 @@ export interface NativeBinding {
   /** statBeneath's array for one unconfined fstatat(dirfd, path): only to check that a path a
    * confined lookup resolved still names the same file. */
   statAt(path: string | Buffer, dirfd: number): Float64Array | RawFailure;
+  /** statBeneath without waiting: the name from the dentry cache, the stat off a server's
+   * mount only; null where a name on the way is not cached, or the file's stat may ask a server. */
+  statBeneathIfCached(path: string | Buffer, rootFd: number, resolve: number): Float64Array | RawFailure | null;
+  /** statAt, or null where `dev` is a filesystem whose stat may ask a server. */
+  statAtIfLocal(path: string | Buffer, dirfd: number, dev: number): Float64Array | RawFailure | null;
+  /** statBeneath on libuv's thread pool. */
+  statBeneathAsync(path: string | Buffer, rootFd: number, resolve: number): Promise<Float64Array | RawFailure>;
+  /** statAt on libuv's thread pool. */
+  statAtAsync(path: string | Buffer, dirfd: number): Promise<Float64Array | RawFailure>;
   /** A descriptor (O_CLOEXEC) opened with `flags` under a confinement, as a confined read opens. */
   openBeneath(path: string | Buffer, flags: number, rootFd?: number, resolve?: number): number | RawFailure;
   /** openBeneath on libuv's thread pool, for a file whose open waits for a server. */

@@ -97,8 +97,14 @@ export function serveStaticPlugin(fastify: FastifyInstance, options: FastifyServ
     }
   };
 
-  const deliver = (request: FastifyRequest, reply: FastifyReply, decide: () => Decision, rawPath: string, attempt: number): FastifyReply | Promise<FastifyReply> => {
+  const deliver = (request: FastifyRequest, reply: FastifyReply, decide: () => Decision | Promise<Decision>, rawPath: string, attempt: number): FastifyReply | Promise<FastifyReply> => {
     const d = decide();
+    // Decided on the thread pool (a cold name, a server's mount).
+    if (d instanceof Promise) return d.then((later) => respond(request, reply, decide, rawPath, attempt, later));
+    return respond(request, reply, decide, rawPath, attempt, d);
+  };
+
+  const respond = (request: FastifyRequest, reply: FastifyReply, decide: () => Decision | Promise<Decision>, rawPath: string, attempt: number, d: Decision): FastifyReply | Promise<FastifyReply> => {
     switch (d.kind) {
       case 'error':
         if (d.status === 404 && d.fallThrough) return reply.callNotFound() as unknown as FastifyReply;
@@ -162,7 +168,9 @@ export function serveStaticPlugin(fastify: FastifyInstance, options: FastifyServ
       const request = this.request;
       // A path of the server's choosing, encoded as a URL path would be.
       const url = '/' + path.split('/').map(encodeURIComponent).join('/');
-      void deliver(request, this, () => site.decide(request.raw.method === 'HEAD' ? 'HEAD' : 'GET', url, request.headers), request.raw.url ?? url, 0);
+      const sent = deliver(request, this, () => site.decide(request.raw.method === 'HEAD' ? 'HEAD' : 'GET', url, request.headers), request.raw.url ?? url, 0);
+      // Nobody awaits what sendFile started: a failure on the way is this reply's 500.
+      if (sent instanceof Promise) sent.catch((err: Error) => this.code(500).send(statusError(500, err)));
       return this;
     });
   }

@@ -137,19 +137,26 @@ export function serveStatic(root: PathLike, options?: ServeStaticOptions): Serve
     // from req.originalUrl; the mount point itself named without its slash is a directory too.
     const url = req.url ?? '/';
     const original = (req as { originalUrl?: string }).originalUrl;
-    let d: Decision;
     if (original !== undefined && original !== url && site.redirect && splitUrl(url)[0] === '/' && !splitUrl(original)[0].endsWith('/') &&
         (req.method === 'GET' || req.method === 'HEAD')) {
-      d = { kind: 'redirect', location: '' };
-    } else {
-      d = site.decide(req.method, url, req.headers);
+      return respond(req, res, next, attempt, { kind: 'redirect', location: '' });
     }
+    const d = site.decide(req.method, url, req.headers);
+    if (!(d instanceof Promise)) return respond(req, res, next, attempt, d);
+    // Decided on the thread pool (a cold name, a server's mount): the client may have gone.
+    d.then((later) => {
+      if (!res.destroyed) respond(req, res, next, attempt, later);
+    }).catch((err: Error) => fail(req, res, next, { kind: 'error', status: 500, fallThrough: false, cause: err }));
+  };
+
+  const respond = (req: IncomingMessage, res: ServerResponse, next: ((err?: unknown) => void) | undefined, attempt: number, d: Decision): void => {
+    const original = (req as { originalUrl?: string }).originalUrl;
     switch (d.kind) {
       case 'error':
         return fail(req, res, next, d);
       case 'redirect': {
         let location = d.location;
-        if (original !== undefined && original !== url) {
+        if (original !== undefined && original !== (req.url ?? '/')) {
           const [pathname, search] = splitUrl(original);
           location = redirectTarget(pathname + '/', search);
         }

@@ -13,6 +13,7 @@ import { native } from '../engine/engine';
 import { invalidArgType, invalidArgValue, withCode } from '../common/errors';
 import { kReaderRoot, smartRead } from '../read/read_async';
 import type { PathLike } from '../common/args';
+import type { RawFailure } from '../common/raw';
 import { FileCache, FileEntry, StatField, type FileHeaders } from './file_cache';
 import { FileRangeStream } from './file_stream';
 import { acceptedCodings, anyStrongMatch, httpDate, noneMatch, parseRange, rangeStillValid, redirectTarget, type Coding } from './http_rules';
@@ -93,6 +94,17 @@ const S_IFDIR = fs.constants.S_IFDIR;
 
 /** A request's path, decoded, relative to the root; or the status that refuses it. */
 type Target = { rel: string; pathname: string; search: string } | { status: number };
+
+/**
+ * A stat a decision needs: `path` looked up beneath the root, or, with `confirmOn` (the device a
+ * cached entry was found on), confirmed by one unconfined fstatat from the root.
+ */
+interface Lookup { path: string; confirmOn: number | undefined }
+/** A lookup's answer: statBeneath's array, or the errno (positive). */
+type Looked = Float64Array | number;
+/** Decision code: yields each stat it needs and is resumed with the answer, so that one code
+ * decides both at once (decide's loop) and across the thread pool's answers (decideLater). */
+type Deciding<T> = Generator<Lookup, T, Looked>;
 
 function validateOptions(o: ServeStaticOptions, caller: Function): void {
   const bool = (name: keyof ServeStaticOptions) => {
@@ -228,10 +240,53 @@ export class StaticSite {
     return { rel, pathname, search };
   }
 
-  /** A stat of `rel` beneath the root: statBeneath's array, or the errno (positive). */
-  private stat(rel: string): Float64Array | number {
-    const raw = native!.statBeneath(rel, this.root.confine.dirfd, this.root.confine.resolve);
+  /** The answer to `step` without waiting for a disk or a server, or null where it would wait:
+   * a name not in the dentry cache, a file on a filesystem whose stat asks a server (FUSE, NFS). */
+  private lookNow(step: Lookup): Looked | null {
+    const { dirfd, resolve } = this.root.confine;
+    const raw = step.confirmOn === undefined
+      ? native!.statBeneathIfCached(step.path, dirfd, resolve)
+      : native!.statAtIfLocal(step.path, dirfd, step.confirmOn);
+    if (raw === null || raw instanceof Float64Array) return raw;
+    return Math.abs(raw.errno);
+  }
+
+  /** The answer to `step` from libuv's thread pool; the root's descriptor stays open for it. */
+  private async lookLater(step: Lookup): Promise<Looked> {
+    const endUse = this.root.use();
+    let raw: Float64Array | RawFailure;
+    try {
+      const { dirfd, resolve } = this.root.confine;
+      raw = await (step.confirmOn === undefined ? native!.statBeneathAsync(step.path, dirfd, resolve) : native!.statAtAsync(step.path, dirfd));
+    } finally {
+      endUse();
+    }
     return raw instanceof Float64Array ? raw : Math.abs(raw.errno);
+  }
+
+  /**
+   * What to answer; the bytes are read by the caller. Decided at once (a stat or two) where
+   * every stat it needs can be answered without waiting; otherwise a promise, the stats that
+   * would wait (a cold disk's lookup, any stat on a FUSE or NFS mount) made on the thread pool.
+   */
+  decide(method: string | undefined, url: string, headers: IncomingHttpHeaders): Decision | Promise<Decision> {
+    const steps = this.deciding(method, url, headers);
+    let next = steps.next();
+    while (!next.done) {
+      const looked = this.lookNow(next.value);
+      if (looked === null) return this.decideLater(steps, next.value);
+      next = steps.next(looked);
+    }
+    return next.value;
+  }
+
+  private async decideLater(steps: Deciding<Decision>, step: Lookup): Promise<Decision> {
+    for (;;) {
+      if (this.root.isReleased) return { kind: 'error', status: 503, fallThrough: false };
+      const next = steps.next(this.lookNow(step) ?? await this.lookLater(step));
+      if (next.done) return next.value;
+      step = next.value;
+    }
   }
 
   /**
@@ -242,18 +297,18 @@ export class StaticSite {
    * up again beneath the root. With noSymlinks every request is looked up confined, since a link
    * put in the way would not change the file it leads to.
    */
-  lookup(rel: string, coding?: Coding): FileEntry | number {
+  private *lookup(rel: string, coding?: Coding): Deciding<FileEntry | number> {
     const key = coding === undefined ? rel : `${rel}\0${coding}`;
     const path = coding === undefined ? rel : rel + codingSuffix[coding];
     const cached = this.cache.get(key);
     if (cached !== undefined && !this.noSymlinks) {
-      const st = native!.statAt(path, this.root.confine.dirfd);
+      const st = yield { path, confirmOn: cached.dev };
       if (st instanceof Float64Array && cached.matches(st)) {
         cached.referenced = true;
         return cached;
       }
     }
-    const st = this.stat(path);
+    const st = yield { path, confirmOn: undefined };
     if (typeof st === 'number') {
       if (cached !== undefined) this.cache.delete(cached);
       return st;
@@ -267,8 +322,7 @@ export class StaticSite {
     return entry;
   }
 
-  /** What to answer; synchronous (a stat or two), the bytes are read by the caller. */
-  decide(method: string | undefined, url: string, headers: IncomingHttpHeaders): Decision {
+  private *deciding(method: string | undefined, url: string, headers: IncomingHttpHeaders): Deciding<Decision> {
     if (method !== 'GET' && method !== 'HEAD') {
       return { kind: 'error', status: 405, fallThrough: true, headers: ['allow', 'GET, HEAD'] };
     }
@@ -276,14 +330,14 @@ export class StaticSite {
     const target = this.target(url);
     if ('status' in target) return { kind: 'error', status: target.status, fallThrough: target.status === 404 };
     const { rel } = target;
-    if (rel === '' || rel.charCodeAt(rel.length - 1) === 47) return this.directoryIndex(rel, headers);
-    const found = this.lookup(rel);
+    if (rel === '' || rel.charCodeAt(rel.length - 1) === 47) return yield* this.directoryIndex(rel, headers);
+    const found = yield* this.lookup(rel);
     if (typeof found === 'number') {
-      if (isNotFound(found)) return this.withExtensions(rel, found, headers);
+      if (isNotFound(found)) return yield* this.withExtensions(rel, found, headers);
       return statError(found);
     }
     const type = found.mode & S_IFMT;
-    if (type === S_IFREG) return this.answer(found, headers);
+    if (type === S_IFREG) return yield* this.answer(found, headers);
     if (type === S_IFDIR) {
       if (!this.redirect) return { kind: 'error', status: 404, fallThrough: true };
       return { kind: 'redirect', location: redirectTarget(target.pathname + '/', target.search) };
@@ -291,32 +345,32 @@ export class StaticSite {
     return { kind: 'error', status: 404, fallThrough: true };
   }
 
-  private directoryIndex(rel: string, headers: IncomingHttpHeaders): Decision {
+  private *directoryIndex(rel: string, headers: IncomingHttpHeaders): Deciding<Decision> {
     if (this.index.length === 0) {
       // Listing a directory is not this server's business: forbidden, as send answers.
-      const dir = this.stat(rel === '' ? '.' : rel);
+      const dir = yield { path: rel === '' ? '.' : rel, confirmOn: undefined };
       if (typeof dir === 'number') return statError(dir);
       return { kind: 'error', status: (dir[StatField.Mode] & S_IFMT) === S_IFDIR ? 403 : 404, fallThrough: true };
     }
     let lastError = ERRNO.ENOENT;
     for (const name of this.index) {
-      const found = this.lookup(rel + name);
+      const found = yield* this.lookup(rel + name);
       if (typeof found === 'number') {
         lastError = found;
         if (isNotFound(found)) continue;
         return statError(found);
       }
-      if ((found.mode & S_IFMT) === S_IFREG) return this.answer(found, headers);
+      if ((found.mode & S_IFMT) === S_IFREG) return yield* this.answer(found, headers);
     }
     return statError(lastError);
   }
 
-  private withExtensions(rel: string, errno: number, headers: IncomingHttpHeaders): Decision {
+  private *withExtensions(rel: string, errno: number, headers: IncomingHttpHeaders): Deciding<Decision> {
     const base = rel.slice(rel.lastIndexOf('/') + 1);
     if (this.extensions.length > 0 && !base.includes('.')) {
       for (const ext of this.extensions) {
-        const found = this.lookup(`${rel}.${ext}`);
-        if (typeof found !== 'number' && (found.mode & S_IFMT) === S_IFREG) return this.answer(found, headers);
+        const found = yield* this.lookup(`${rel}.${ext}`);
+        if (typeof found !== 'number' && (found.mode & S_IFMT) === S_IFREG) return yield* this.answer(found, headers);
       }
     }
     return statError(errno);
@@ -326,11 +380,11 @@ export class StaticSite {
    * The answer for a regular file: its precompressed sibling when the client accepts one, then
    * the preconditions (412, 304), then the range (206, 416).
    */
-  answer(entry: FileEntry, headers: IncomingHttpHeaders): Decision {
+  private *answer(entry: FileEntry, headers: IncomingHttpHeaders): Deciding<Decision> {
     const acceptEncoding = headers['accept-encoding'];
     if (this.codings.length > 0 && acceptEncoding !== undefined) {
       for (const coding of acceptedCodings(acceptEncoding, this.codings)) {
-        const sibling = this.lookup(entry.rel, coding);
+        const sibling = yield* this.lookup(entry.rel, coding);
         if (typeof sibling !== 'number' && (sibling.mode & S_IFMT) === S_IFREG) {
           entry = sibling;
           break;
