@@ -29,7 +29,7 @@ const script = `
   const { serveStatic } = require('smartread/serve');
   const [source, mounted, framework] = process.argv.slice(1, 4);
   const expected = (name) => fs.readFileSync(source + '/' + name);
-  const options = { streamFrom: 4096, precompressed: ['gzip'], extensions: ['html'] };
+  const options = { streamFrom: 128 * 1024, precompressed: ['gzip'], extensions: ['html'] };
   const get = (port, url, headers = {}) => new Promise((resolve, reject) => {
     http.get({ host: '127.0.0.1', port, path: url, headers }, (res) => {
       const chunks = [];
@@ -60,8 +60,9 @@ const script = `
     // Twice: first looked up, then confirmed against the entries the first round left.
     for (let round = 0; round < 2; round++) {
       expect('small', await get(port, '/small.txt'), 200, expected('small.txt'));
+      expect('read whole in parts', await get(port, '/medium.bin'), 200, expected('medium.bin'));
       expect('streamed', await get(port, '/large.bin'), 200, expected('large.bin'));
-      expect('range', await get(port, '/large.bin', { range: 'bytes=5000-9999' }), 206, expected('large.bin').subarray(5000, 10000));
+      expect('range', await get(port, '/large.bin', { range: 'bytes=150000-199999' }), 206, expected('large.bin').subarray(150000, 200000));
       expect('extension', await get(port, '/page'), 200, expected('page.html'));
       expect('index', await get(port, '/docs/'), 200, expected('docs/index.html'));
       expect('precompressed', await get(port, '/styles.css', { 'accept-encoding': 'gzip' }), 200, expected('styles.css.gz'));
@@ -82,13 +83,15 @@ function writeSite(mount, dir) {
   const source = path.join(mount.backingDir, dir);
   fs.mkdirSync(path.join(source, 'docs'), { recursive: true });
   writePattern(path.join(source, 'small.txt'), 1500);
-  writePattern(path.join(source, 'large.bin'), 64 * 1024 + 7);
+  // Read whole, in more than one READ; and streamed, from streamFrom up.
+  writePattern(path.join(source, 'medium.bin'), 40 * 1024 + 3);
+  writePattern(path.join(source, 'large.bin'), 200 * 1024 + 7);
   fs.writeFileSync(path.join(source, 'page.html'), '<p>page</p>\n');
   fs.writeFileSync(path.join(source, 'docs', 'index.html'), '<p>docs</p>\n');
   fs.writeFileSync(path.join(source, 'styles.css'), 'body { color: red }\n');
   writePattern(path.join(source, 'styles.css.gz'), 300);
   fs.symlinkSync('/etc', path.join(source, 'escape'));
-  return ['small.txt', 'large.bin', 'page', 'page.html', 'docs', 'docs/index.html', 'styles.css', 'styles.css.gz', 'small.txt.gz', 'missing.txt', 'escape']
+  return ['small.txt', 'medium.bin', 'large.bin', 'page', 'page.html', 'docs', 'docs/index.html', 'styles.css', 'styles.css.gz', 'small.txt.gz', 'missing.txt', 'escape']
     .map((name) => `/${dir}/${name}`);
 }
 
@@ -140,4 +143,39 @@ test("openReader's positional reads of a file on a server's mount are made on io
   const mine = requestsLogged(mount.opensLog).filter((request) => request.name === '/reader/data.bin');
   assert.ok(mine.filter((request) => request.op === 'read').length >= 1, 'the reads reached the daemon');
   assert.deepEqual(mine.filter((request) => request.tid === pid), [], 'no read or stat made by the JS thread');
+});
+
+test("whole-file reads on a server's mount whose names have lapsed read nothing there on the JS thread, with 'auto', 'uring' and beneath a root", async (t) => {
+  const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no io_uring' : mounts.skipReason('fuse-latency');
+  if (why) return t.skip(why);
+  if (skipUnlessAvailable(t, 'uring')) return;
+  const mount = mounts.get('fuse-latency');
+  fs.mkdirSync(path.join(mount.backingDir, 'whole'));
+  // Past the first READs (68 KiB) and under the size from which chunks go to the workers anyway
+  // (512 KiB); and past it, in chunks.
+  const sizes = [300 * 1024 + 5, 3 * 1024 * 1024 + 11];
+  const names = sizes.map((size, i) => `file-${i}.bin`);
+  for (const [i, name] of names.entries()) writePattern(path.join(mount.backingDir, 'whole', name), sizes[i]);
+  const child = await runToEnd(process.execPath, ['-e', `
+    const fs = require('node:fs');
+    const { smartRead, createReader } = require('smartread');
+    const [source, mounted, ...names] = process.argv.slice(1);
+    (async () => {
+      for (const name of names) {
+        const expected = fs.readFileSync(source + '/' + name);
+        const check = (bytes, how) => { if (!bytes.equals(expected)) throw new Error('wrong bytes: ' + name + ', ' + how); };
+        check(await smartRead(mounted + '/' + name, { strategy: 'uring' }), 'uring');
+        check(await smartRead(mounted + '/' + name), 'auto');
+        const reader = createReader({ root: mounted });
+        check(await reader.smartRead(name), 'confined');
+        reader.close();
+      }
+      process.stdout.write(String(process.pid));
+    })().catch((err) => { console.error(err); process.exit(1); });
+  `, path.join(mount.backingDir, 'whole'), path.join(mount.dir, 'whole'), ...names], { timeoutMs: 60000 });
+  assert.equal(child.code, 0, child.stderr);
+  const pid = Number(child.stdout);
+  const mine = requestsLogged(mount.opensLog).filter((request) => names.some((name) => request.name === `/whole/${name}`));
+  assert.ok(mine.filter((request) => request.op === 'read').length >= names.length * 3, 'every read reached the daemon');
+  assert.deepEqual(mine.filter((request) => request.tid === pid), [], 'no read, stat or open of the files made by the JS thread');
 });

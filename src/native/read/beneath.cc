@@ -203,10 +203,7 @@ Napi::Value OpensWaitBeneath(const Napi::CallbackInfo& info, Instance& instance)
   if (!path.From(env, info[0], &failure)) return Napi::Boolean::New(env, false);
   const Confinement confinement = ConfinementFromJs(info, 1);
   const int dirfd = confinement.dirfd >= 0 ? confinement.dirfd : AT_FDCWD;
-  dev_t dev = CachedNameDevice(path.c_str(), dirfd, confinement.resolve);
-  // A name not in the dentry cache is looked up by the open itself: the root's mount stands
-  // for it (a mount beneath the root met on the way is not known until the name is cached).
-  if (dev == 0 && confinement.dirfd >= 0) dev = CachedDevice(confinement.dirfd);
+  const dev_t dev = CachedNameDevice(path.c_str(), dirfd, confinement.resolve);
   return Napi::Boolean::New(env, dev != 0 && instance.blind->OpensMayWait(dev));
 }
 

@@ -59,7 +59,8 @@ Napi::Value OpenBeneathAsync(const Napi::CallbackInfo& info);
 
 // opensWaitBeneath(path: string | Buffer, dirfd?: number, resolve?: number) -> boolean
 // Whether opening `path` (resolved as openBeneath resolves it) would wait for a server: the
-// device of its cached name, or the root's where the name is not cached, is a FUSE, NFS, SMB...
+// device of its cached name (or of the nearest cached directory on its way, the root at last:
+// CachedNameDevice) is a FUSE, NFS, SMB...
 // mount (the mount table), or one where opens were found to wait (BlindReads). Asks no
 // filesystem anything (openat2 O_PATH RESOLVE_CACHED, statx AT_STATX_DONT_SYNC).
 Napi::Value OpensWaitBeneath(const Napi::CallbackInfo& info, Instance& instance);

@@ -114,11 +114,27 @@ dev_t CachedNameDevice(const char* path, int dirfd, uint64_t resolve) {
   open_how how{};
   how.flags = O_PATH | O_CLOEXEC;
   how.resolve = RESOLVE_CACHED | resolve;
-  const int fd = static_cast<int>(syscall(SYS_openat2, dirfd, path, &how, sizeof how));
-  if (fd < 0) return 0;
-  const dev_t dev = CachedDevice(fd);
-  close(fd);
-  return dev;
+  std::string name(path);
+  for (;;) {
+    const int fd = static_cast<int>(syscall(SYS_openat2, dirfd, name.c_str(), &how, sizeof how));
+    if (fd >= 0) {
+      const dev_t dev = CachedDevice(fd);
+      close(fd);
+      return dev;
+    }
+    if (errno != EAGAIN) return 0;
+    // Not all cached: the directory it is in, up to where the lookup starts ("/", or `dirfd`).
+    while (name.size() > 1 && name.back() == '/') name.pop_back();
+    const size_t slash = name.rfind('/');
+    if (slash == std::string::npos) {
+      if (name == ".") return CachedDevice(dirfd);
+      name = ".";
+    } else if (name == "/") {
+      return 0;
+    } else {
+      name.resize(slash == 0 ? 1 : slash);
+    }
+  }
 }
 
 dev_t CachedDevice(int fd) {

@@ -23,9 +23,11 @@ bool OpensAskServer(dev_t dev);
 // not name one of those.
 std::string MountedFilesystemName(dev_t dev);
 
-// The device of the file `path` names, if its name is in the dentry cache, without asking its
-// filesystem anything (openat2 O_PATH with RESOLVE_CACHED, which opens nothing, and statx with
-// AT_STATX_DONT_SYNC, which takes cached attributes); 0 where it cannot tell so. A confined read
+// The device of the file `path` names, without asking its filesystem anything (openat2 O_PATH
+// with RESOLVE_CACHED, which opens nothing, and statx with AT_STATX_DONT_SYNC, which takes
+// cached attributes): where its name is not all in the dentry cache (a cold disk, a FUSE or NFS
+// mount whose entries lapsed), the device of the nearest directory on its way that is, up to
+// `dirfd` or "/" (a mount met beyond it is not seen); 0 where it cannot tell. A confined read
 // gives its root's descriptor and RESOLVE_* flags, so that the name is resolved as its open will.
 dev_t CachedNameDevice(const char* path, int dirfd = AT_FDCWD, uint64_t resolve = 0);
 

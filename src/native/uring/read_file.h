@@ -43,7 +43,8 @@ class FileRead final : public OpOwner {
   // `fd` >= 0: a descriptor to read instead of opening the path; `owns_fd`: one opened for
   // this read (read in parallel chunks at their offsets, closed at the end), else the user's
   // (read in order from its position, left open).
-  // `async_open`: the OPENAT goes to an io-wq worker (IOSQE_ASYNC) rather than inline.
+  // `async_open`: the file is on a server's mount: its OPENAT and every READ go to an io-wq
+  // worker (IOSQE_ASYNC) rather than inline, where they would wait for the server.
   // `size_hint`: the size the path's file had when it was last read (0: not known); see
   // HintedSize().
   FileRead(Ring* ring, uint32_t id, napi_deferred deferred, std::string path, int fd,
