@@ -153,8 +153,31 @@ Napi::Value StatBeneathIfCached(const Napi::CallbackInfo& info, Instance& instan
 
 Napi::Value StatAtIfLocal(const Napi::CallbackInfo& info, Instance& instance) {
   const dev_t dev = static_cast<dev_t>(info[2].As<Napi::Number>().Int64Value());
-  if (instance.blind->OpensMayWait(dev)) return info.Env().Null();
-  return StatAt(info);
+  if (!instance.blind->OpensMayWait(dev)) return StatAt(info);
+  Napi::Env env = info.Env();
+  if (!info[3].ToBoolean().Value()) return env.Null();
+  Failure failure;
+  PathArg path;
+  if (!path.From(env, info[0], &failure)) return FailureToJs(env, failure);
+  // Resolved as fstatat would (unconfined, following links), from the dentry cache alone: a
+  // lapsed name would be asked of the server on the way.
+  Confinement cached;
+  cached.dirfd = info[1].As<Napi::Number>().Int32Value();
+  cached.resolve = RESOLVE_CACHED;
+  const int fd = OpenForRead(path.c_str(), O_PATH, cached);
+  if (fd < 0) return errno == EAGAIN ? env.Null() : FailureToJs(env, Failure::Errno(errno, Syscall::kStat));
+  struct statx stx {};
+  const int err = statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_BASIC_STATS, &stx) < 0 ? errno : 0;
+  close(fd);
+  if (err != 0) return FailureToJs(env, Failure::Errno(err, Syscall::kStat));
+  struct stat st {};
+  st.st_mode = stx.stx_mode;
+  st.st_size = static_cast<off_t>(stx.stx_size);
+  st.st_mtim = {stx.stx_mtime.tv_sec, stx.stx_mtime.tv_nsec};
+  st.st_ino = stx.stx_ino;
+  st.st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+  st.st_ctim = {stx.stx_ctime.tv_sec, stx.stx_ctime.tv_nsec};
+  return Napi::Value(env, StatToJs(env, st));
 }
 
 Napi::Value StatAsync(const Napi::CallbackInfo& info, bool confined) {

@@ -99,8 +99,10 @@ export interface NativeBinding {
   /** statBeneath without waiting: the name from the dentry cache, the stat off a server's
    * mount only; null where a name on the way is not cached, or the file's stat may ask a server. */
   statBeneathIfCached(path: string | Buffer, rootFd: number, resolve: number): Float64Array | RawFailure | null;
-  /** statAt, or null where `dev` is a filesystem whose stat may ask a server. */
-  statAtIfLocal(path: string | Buffer, dirfd: number, dev: number): Float64Array | RawFailure | null;
+  /** statAt where `dev` is no server's mount; on one (FUSE, NFS), with `trustHeld`, the
+   * attributes the kernel holds (the name from the dentry cache), else (or where a name on the
+   * way is not cached) null. */
+  statAtIfLocal(path: string | Buffer, dirfd: number, dev: number, trustHeld: boolean): Float64Array | RawFailure | null;
   /** statBeneath on libuv's thread pool. */
   statBeneathAsync(path: string | Buffer, rootFd: number, resolve: number): Promise<Float64Array | RawFailure>;
   /** statAt on libuv's thread pool. */

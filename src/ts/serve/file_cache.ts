@@ -34,6 +34,9 @@ export class FileEntry {
   referenced = false;
   /** What the response of this file sends, computed once (see StaticSite.headersFor). */
   headers: FileHeaders | null = null;
+  /** When (performance.now()) a stat that asked the file's filesystem in full, not only the
+   * kernel's held attributes, last began: made now, as every stat an entry is made from is. */
+  statedAt = performance.now();
 
   /** `key`: the cache's name for it; `rel`: its path beneath the root; `coding`: the content
    * coding of a precompressed sibling (rel then ends with its suffix). */

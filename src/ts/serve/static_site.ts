@@ -91,15 +91,21 @@ const ONE_YEAR_MS = 365 * 24 * 3600 * 1000;
 const S_IFMT = fs.constants.S_IFMT;
 const S_IFREG = fs.constants.S_IFREG;
 const S_IFDIR = fs.constants.S_IFDIR;
+// How long after a stat that asked a server's mount (FUSE, NFS) for a file's attributes the
+// attributes the kernel holds for it are taken without asking again: such a stat waits for the
+// server once they lapse, and the event loop with it; a check past this is made on the pool.
+// A change there is seen up to this much later, besides the kernel's own attribute cache
+// (FUSE's attr_timeout, 1 s by default; NFS's acregmin, 3 s).
+const kHeldAttributesMs = 1000;
 
 /** A request's path, decoded, relative to the root; or the status that refuses it. */
 type Target = { rel: string; pathname: string; search: string } | { status: number };
 
 /**
- * A stat a decision needs: `path` looked up beneath the root, or, with `confirmOn` (the device a
- * cached entry was found on), confirmed by one unconfined fstatat from the root.
+ * A stat a decision needs: `path` looked up beneath the root, or, with `confirm` (the cached
+ * entry it was), confirmed by one unconfined stat from the root.
  */
-interface Lookup { path: string; confirmOn: number | undefined }
+interface Lookup { path: string; confirm: FileEntry | undefined }
 /** A lookup's answer: statBeneath's array, or the errno (positive). */
 type Looked = Float64Array | number;
 /** Decision code: yields each stat it needs and is resumed with the answer, so that one code
@@ -244,9 +250,10 @@ export class StaticSite {
    * a name not in the dentry cache, a file on a filesystem whose stat asks a server (FUSE, NFS). */
   private lookNow(step: Lookup): Looked | null {
     const { dirfd, resolve } = this.root.confine;
-    const raw = step.confirmOn === undefined
+    const { confirm } = step;
+    const raw = confirm === undefined
       ? native!.statBeneathIfCached(step.path, dirfd, resolve)
-      : native!.statAtIfLocal(step.path, dirfd, step.confirmOn);
+      : native!.statAtIfLocal(step.path, dirfd, confirm.dev, performance.now() - confirm.statedAt < kHeldAttributesMs);
     if (raw === null || raw instanceof Float64Array) return raw;
     return Math.abs(raw.errno);
   }
@@ -257,7 +264,10 @@ export class StaticSite {
     let raw: Float64Array | RawFailure;
     try {
       const { dirfd, resolve } = this.root.confine;
-      raw = await (step.confirmOn === undefined ? native!.statBeneathAsync(step.path, dirfd, resolve) : native!.statAtAsync(step.path, dirfd));
+      const { confirm } = step;
+      const start = performance.now();
+      raw = await (confirm === undefined ? native!.statBeneathAsync(step.path, dirfd, resolve) : native!.statAtAsync(step.path, dirfd));
+      if (confirm !== undefined) confirm.statedAt = start;
     } finally {
       endUse();
     }
@@ -302,13 +312,13 @@ export class StaticSite {
     const path = coding === undefined ? rel : rel + codingSuffix[coding];
     const cached = this.cache.get(key);
     if (cached !== undefined && !this.noSymlinks) {
-      const st = yield { path, confirmOn: cached.dev };
+      const st = yield { path, confirm: cached };
       if (st instanceof Float64Array && cached.matches(st)) {
         cached.referenced = true;
         return cached;
       }
     }
-    const st = yield { path, confirmOn: undefined };
+    const st = yield { path, confirm: undefined };
     if (typeof st === 'number') {
       if (cached !== undefined) this.cache.delete(cached);
       return st;
@@ -348,7 +358,7 @@ export class StaticSite {
   private *directoryIndex(rel: string, headers: IncomingHttpHeaders): Deciding<Decision> {
     if (this.index.length === 0) {
       // Listing a directory is not this server's business: forbidden, as send answers.
-      const dir = yield { path: rel === '' ? '.' : rel, confirmOn: undefined };
+      const dir = yield { path: rel === '' ? '.' : rel, confirm: undefined };
       if (typeof dir === 'number') return statError(dir);
       return { kind: 'error', status: (dir[StatField.Mode] & S_IFMT) === S_IFDIR ? 403 : 404, fallThrough: true };
     }
