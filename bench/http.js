@@ -25,11 +25,18 @@
 //
 // --overlay (root only) puts the site where a container's files lie: in the lower layer of the
 // kernel's overlayfs, mounted for the run under --dir (bench/mounts.js) and served through it,
-// so that every server reads through overlayfs, which refuses non-blocking reads; the mount is
-// removed however the run ends.
+// so that every server reads through overlayfs, which refuses non-blocking reads. --fuse-latency
+// (root only) puts it where shared storage lies: behind the bench's fuse-latency daemon, which
+// answers each request 1 ms later as a network filesystem does, the kernel keeping names and
+// attributes for --cache-ms (default a day; 0: every lookup and stat asks the daemon, as on NFS
+// or FUSE once cached attributes lapse). Either mount is removed however the run ends.
+// Each server's event loop is watched during each run (monitorEventLoopDelay): the longest it
+// was held is reported beside its speed, as a server that waits for a filesystem on its loop
+// makes every client wait.
 //
 //   node bench/http.js [--seconds 5] [--rounds 2] [--connections 32] [--small 300] [--large 4]
-//                      [--large-size 8m] [--rss-size 1g] [--rss-clients 100] [--dir DIR] [--overlay]
+//                      [--large-size 8m] [--rss-size 1g] [--rss-clients 100] [--dir DIR]
+//                      [--overlay | --fuse-latency [--cache-ms N]]
 //                      [--servers a,b] [--trials small,large,conditional,rss] [--json FILE]
 // A server alone: node bench/http.js --serve NAME --root DIR
 'use strict';
@@ -60,6 +67,8 @@ const { values: opts } = parseArgs({
     'rss-clients': { type: 'string', default: '100' },
     dir: { type: 'string', default: os.tmpdir() },
     overlay: { type: 'boolean', default: false },
+    'fuse-latency': { type: 'boolean', default: false },
+    'cache-ms': { type: 'string' },
     servers: { type: 'string', default: SERVERS.join(',') },
     trials: { type: 'string', default: TRIALS.join(',') },
     json: { type: 'string' },
@@ -141,8 +150,21 @@ function memoryServer(root) {
   };
 }
 
+// The server's side of the loop watch: the bench asks it to start over before a run ('reset')
+// and for the longest wait since after it ('report').
+function watchLoop() {
+  const { monitorEventLoopDelay } = require('node:perf_hooks');
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  process.on('message', (message) => {
+    if (message === 'reset') delay.reset();
+    process.send({ loopMaxMs: delay.max / 1e6 });
+  });
+}
+
 if (opts.serve !== undefined) {
   serve(opts.serve, path.resolve(opts.root)).then((server) => {
+    if (process.send) watchLoop();
     process.stdout.write(`listening on http://127.0.0.1:${server.address().port}\n`);
     process.on('SIGTERM', () => process.exit(0));
   }, (err) => {
@@ -232,7 +254,7 @@ process.on('exit', () => {
 
 function startServer(name, site) {
   const child = spawn(process.execPath, [__filename, '--serve', name, '--root', site], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     env: { ...process.env, NODE_ENV: 'production' },
   });
   running.add(child);
@@ -257,6 +279,14 @@ function stopServer(child) {
     child.once('exit', resolve);
     child.kill('SIGTERM');
     setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+  });
+}
+
+/** Sends the server `message` ('reset' or 'report') and resolves with its loop watch's answer. */
+function askLoop(child, message) {
+  return new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.send(message, (err) => err && reject(err));
   });
 }
 
@@ -424,30 +454,48 @@ async function loadRss(url, rel, clients, pid) {
 // ---------------------------------------------------------------------------------------------
 
 // The site's directory: beside --dir, or with --overlay in the lower layer of an overlay mounted
-// for the run, served through the mount (`served`); `mounts` is the MountSet to tear down.
-function placeSite() {
-  if (!opts.overlay) {
+// for the run, or with --fuse-latency in the source of a fuse-latency mount, served through the
+// mount (`served`); `mounts` is the MountSet to tear down.
+async function placeSite() {
+  if (opts.overlay && opts['fuse-latency']) throw new Error('--overlay and --fuse-latency: one mount at a time');
+  if (opts['cache-ms'] !== undefined && !opts['fuse-latency']) throw new Error('--cache-ms is for --fuse-latency');
+  const kind = opts.overlay ? 'overlay' : opts['fuse-latency'] ? 'fuse-latency' : null;
+  if (kind === null) {
     const site = path.join(opts.dir, 'smartread-http-bench');
     return { written: site, served: site, mounts: null, filesystem: null };
   }
-  const { MountSet, mountUnavailable } = require('./mounts');
-  const why = mountUnavailable('overlay');
-  if (why) throw new Error(`--overlay: ${why}`);
+  const { MountSet, mountUnavailable, buildFuseLatency } = require('./mounts');
+  const why = mountUnavailable(kind);
+  if (why) throw new Error(`--${kind}: ${why}`);
+  const cacheMs = opts['cache-ms'] === undefined ? null : Number(opts['cache-ms']);
+  if (cacheMs !== null && !(Number.isSafeInteger(cacheMs) && cacheMs >= 0)) throw new Error(`--cache-ms: ${opts['cache-ms']} is not a number of milliseconds`);
   // A signal ends the run through 'exit', where the mount set takes itself down.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => process.exit(128 + os.constants.signals[signal]));
   const mounts = new MountSet(opts.dir);
-  const overlay = mounts.overlay();
-  process.stdout.write(`site: in the lower layer ${overlay.backingDir}, served through the overlay mounted on ${overlay.dir}\n`);
+  if (kind === 'overlay') {
+    const overlay = mounts.overlay();
+    process.stdout.write(`site: in the lower layer ${overlay.backingDir}, served through the overlay mounted on ${overlay.dir}\n`);
+    return {
+      written: path.join(overlay.backingDir, 'site'),
+      served: path.join(overlay.dir, 'site'),
+      mounts,
+      filesystem: { type: 'overlay', label: 'overlay (its lower layer)', mountPoint: overlay.dir, lowerDir: overlay.backingDir },
+    };
+  }
+  const fuse = await mounts.fuseLatency({ binary: (await buildFuseLatency()).binary, cacheMs });
+  const kept = cacheMs === null ? 'a day' : `${cacheMs} ms`;
+  process.stdout.write(`site: in ${fuse.backingDir}, served through the fuse-latency daemon (${fuse.delayMs} ms a request, ` +
+    `names and attributes kept ${kept}) mounted on ${fuse.dir}\n`);
   return {
-    written: path.join(overlay.backingDir, 'site'),
-    served: path.join(overlay.dir, 'site'),
+    written: path.join(fuse.backingDir, 'site'),
+    served: path.join(fuse.dir, 'site'),
     mounts,
-    filesystem: { type: 'overlay', mountPoint: overlay.dir, lowerDir: overlay.backingDir },
+    filesystem: { type: 'fuse-latency', label: `fuse-latency (${fuse.delayMs} ms a request, attributes kept ${kept})`, mountPoint: fuse.dir, source: fuse.backingDir, delayMs: fuse.delayMs, cacheMs },
   };
 }
 
 async function main() {
-  const place = placeSite();
+  const place = await placeSite();
   try {
     await run(place);
   } finally {
@@ -486,12 +534,14 @@ async function run({ written, served: site, filesystem }) {
         try {
           const etags = await checkServes(url, site, def.files.slice(0, trial === 'small' || trial === 'large' ? 50 : def.files.length));
           if (def.prepare) await def.prepare(url, etags);
+          await askLoop(child, 'reset');
           const res = await def.load(url, etags, child.pid);
+          res.loopMaxMs = (await askLoop(child, 'report')).loopMaxMs;
           if (res.failures) throw new Error(`${name}: ${res.failures} requests failed in the ${def.label} trial`);
           runs[name].push(res);
           const rss = res.rss ? `, RSS ${(res.rss.idle / 1e6).toFixed(0)} → ${(res.rss.max / 1e6).toFixed(0)} MB` : '';
           process.stdout.write(`  ${def.label}, round ${r + 1}, ${name}: ${Math.round(res.requestsPerSec)} req/s, ` +
-            `${(res.bytesPerSec / 1e6).toFixed(0)} MB/s, p99 ${res.latencyMs.p99.toFixed(1)} ms${rss}\n`);
+            `${(res.bytesPerSec / 1e6).toFixed(0)} MB/s, p99 ${res.latencyMs.p99.toFixed(1)} ms, loop held ${res.loopMaxMs.toFixed(1)} ms${rss}\n`);
         } finally {
           await stopServer(child);
         }
@@ -505,6 +555,7 @@ async function run({ written, served: site, filesystem }) {
         mbPerSec: mean(runs[name], (x) => x.bytesPerSec) / 1e6,
         p50: mean(runs[name], (x) => x.latencyMs.p50),
         p99: mean(runs[name], (x) => x.latencyMs.p99),
+        loopMaxMs: Math.max(...runs[name].map((x) => x.loopMaxMs)),
       };
       if (trial === 'rss') {
         summary[name].rssIdleMB = mean(runs[name], (x) => x.rss.idle) / 1e6;
@@ -521,15 +572,15 @@ async function run({ written, served: site, filesystem }) {
 
   process.stdout.write(`\nstatic servers: autocannon ${connections} connections (small, conditional), node:http client 4 (large); ` +
     `${seconds} s × ${rounds} rounds per server; ${process.version}, ${os.cpus().length} cores` +
-    `${filesystem ? `; the site on ${filesystem.type} (its lower layer)` : ''}\n`);
-  process.stdout.write('trial                    server              req/s    MB/s   p50 ms   p99 ms  vs best peer\n');
+    `${filesystem ? `; the site on ${filesystem.label}` : ''}; loop: the longest the server's event loop was held\n`);
+  process.stdout.write('trial                    server              req/s    MB/s   p50 ms   p99 ms  loop ms  vs best peer\n');
   for (const t of report.trials) {
     for (const name of t.servers) {
       const s = t.summary[name];
       const mark = OURS.includes(name) ? '' : name === t.bestPeer ? ' (best peer)' : name === 'ceiling' ? ' (the limit)' : '';
       const rss = t.trial === 'rss' ? `   RSS ${s.rssIdleMB.toFixed(0)} → ${s.rssMaxMB.toFixed(0)} MB` : '';
       process.stdout.write(`${t.label.padEnd(24)} ${name.padEnd(18)} ${Math.round(s.requestsPerSec).toString().padStart(7)} ` +
-        `${s.mbPerSec.toFixed(0).padStart(7)} ${s.p50.toFixed(1).padStart(8)} ${s.p99.toFixed(1).padStart(8)}  ` +
+        `${s.mbPerSec.toFixed(0).padStart(7)} ${s.p50.toFixed(1).padStart(8)} ${s.p99.toFixed(1).padStart(8)} ${s.loopMaxMs.toFixed(1).padStart(8)}  ` +
         `${s.vsBestPeer === null ? '' : s.vsBestPeer.toFixed(2) + '×'}${mark}${rss}\n`);
     }
   }

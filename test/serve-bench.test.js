@@ -1,6 +1,8 @@
 // bench/http.js runs: the conditional mix and the rss trial, briefly, on serveStatic and sirv,
 // with every server's statuses and bytes checked by the bench itself; the report has a ratio
-// for each trial. (No figure is asserted: speed is the bench's to show.)
+// for each trial, and the longest each server's event loop was held; with --fuse-latency, the
+// site is served through the bench's fuse-latency mount, removed after. (No figure is
+// asserted: speed is the bench's to show.)
 'use strict';
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -9,6 +11,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { engineInfo } = require('smartread');
 const { checkNoFdLeak, useTempDirs, waitForExit } = require('./helpers');
+const { mountUnavailable, mountsUnder } = require('../bench/mounts');
 
 checkNoFdLeak({ spawnsChildren: true });
 const tempDirs = useTempDirs();
@@ -35,9 +38,33 @@ test('bench:http measures serveStatic against a peer and reports ratios', { skip
     assert.equal(t.summary.sirv.vsBestPeer, 1);
     assert.ok(t.summary.smartread.vsBestPeer > 0, `${t.trial}: ${JSON.stringify(t.summary.smartread)}`);
     for (const runs of Object.values(t.runs)) assert.equal(runs[0].failures, 0);
+    for (const server of t.servers) assert.ok(Number.isFinite(t.summary[server].loopMaxMs) && t.summary[server].loopMaxMs >= 0, `${t.trial}: ${server}'s loop`);
   }
   assert.ok(report.trials[1].summary.smartread.rssMaxMB > 0);
   assert.match(out, /conditional mix\s+smartread\s/);
   assert.match(out, /conditional mix\s+ceiling\s.*\(the limit\)/);
   assert.ok(!fs.existsSync(path.join(tempDirs.disk, 'smartread-http-bench')), 'the bench removes its site');
+});
+
+test('bench:http --fuse-latency serves the site through a fuse-latency mount it removes after', async (t) => {
+  if (!native) return t.skip('serveStatic needs the addon');
+  const why = mountUnavailable('fuse-latency');
+  if (why) return t.skip(why);
+  const json = path.join(tempDirs.disk, 'http-fuse.json');
+  const child = spawn(process.execPath, [path.join(__dirname, '..', 'bench', 'http.js'),
+    '--seconds', '0.5', '--rounds', '1', '--small', '20', '--servers', 'smartread,sirv', '--trials', 'small',
+    '--fuse-latency', '--cache-ms', '0', '--dir', tempDirs.disk, '--json', json], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (c) => { out += c; });
+  child.stderr.on('data', (c) => { out += c; });
+  const { code } = await waitForExit(child);
+  assert.equal(code, 0, out);
+  const report = JSON.parse(fs.readFileSync(json, 'utf8'));
+  assert.equal(report.filesystem.type, 'fuse-latency');
+  assert.equal(report.filesystem.cacheMs, 0);
+  const [trial] = report.trials;
+  assert.equal(trial.bestPeer, 'sirv');
+  assert.ok(trial.summary.smartread.requestsPerSec > 0 && Number.isFinite(trial.summary.smartread.loopMaxMs));
+  assert.match(out, /the site on fuse-latency \(1 ms a request, attributes kept 0 ms\)/);
+  assert.deepEqual(mountsUnder(tempDirs.disk), [], 'nothing left mounted');
 });
