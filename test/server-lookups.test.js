@@ -1,13 +1,14 @@
-// serveStatic and openReader on a server's mount whose cached names and attributes have lapsed,
-// as on NFS after acregmin or on FUSE after attr_timeout: every lookup, stat and read the kernel
-// runs for them may then ask the server. The handler decides each request from stats (the file,
-// its index, its extensions, its precompressed siblings, and the check that a cached entry is
-// still the file), and streamed files and openReader's are read with positional reads; none of
-// these may wait for the server on the JS thread. The bench's fuse-latency daemon (1 ms a
-// request, mounted by the test as root, here with names and attributes kept for 0 ms) logs the
-// thread that made each lookup, stat, open and read; a fresh child serves every kind of request
-// twice over a real socket, and none of its requests to the daemon may come from its JS thread,
-// besides the open of the root when serveStatic is made.
+// serveStatic, openReader and whole-file reads on a server's mount whose cached names and
+// attributes have lapsed, as on NFS after acregmin or on FUSE after attr_timeout: every lookup,
+// stat and read the kernel runs for them may then ask the server. The handler decides each
+// request from stats (the file, its index, its extensions, its precompressed siblings, and the
+// check that a cached entry is still the file); streamed files and openReader's are read with
+// positional reads, and a whole file past its first READs in more READs; none of these may wait
+// for the server on the JS thread. The bench's fuse-latency daemon (1 ms a request, mounted by
+// the test as root, here with names and attributes kept for 0 ms) logs the thread that made
+// each lookup, stat, open and read; a fresh child makes the requests, and none of its requests
+// to the daemon may come from its JS thread, besides the open of a root when a handler or a
+// reader is made.
 'use strict';
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
