@@ -17,18 +17,23 @@ checkNoFdLeak({ spawnsChildren: true });
 const tempDirs = useTempDirs();
 const native = engineInfo().engine === 'native';
 
-test('bench:http measures serveStatic against a peer and reports ratios', { skip: !native && 'serveStatic needs the addon' }, async () => {
-  const json = path.join(tempDirs.disk, 'http.json');
+/** Runs bench/http.js briefly (20 small files, one round of 0.5 s) with `args`, its site and
+ * report in the test's disk dir; its exit must be 0. Returns { report (the JSON), out }. */
+async function runHttpBench(jsonName, args) {
+  const json = path.join(tempDirs.disk, jsonName);
   const child = spawn(process.execPath, [path.join(__dirname, '..', 'bench', 'http.js'),
-    '--seconds', '0.5', '--rounds', '1', '--small', '20', '--large', '1', '--large-size', '1m',
-    '--rss-size', '4m', '--rss-clients', '4', '--servers', 'smartread,sirv,ceiling', '--trials', 'conditional,rss',
-    '--dir', tempDirs.disk, '--json', json], { stdio: ['ignore', 'pipe', 'pipe'] });
+    '--seconds', '0.5', '--rounds', '1', '--small', '20', ...args, '--dir', tempDirs.disk, '--json', json], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (c) => { out += c; });
   child.stderr.on('data', (c) => { out += c; });
   const { code } = await waitForExit(child);
   assert.equal(code, 0, out);
-  const report = JSON.parse(fs.readFileSync(json, 'utf8'));
+  return { report: JSON.parse(fs.readFileSync(json, 'utf8')), out };
+}
+
+test('bench:http measures serveStatic against a peer and reports ratios', { skip: !native && 'serveStatic needs the addon' }, async () => {
+  const { report, out } = await runHttpBench('http.json', ['--large', '1', '--large-size', '1m',
+    '--rss-size', '4m', '--rss-clients', '4', '--servers', 'smartread,sirv,ceiling', '--trials', 'conditional,rss']);
   assert.deepEqual(report.trials.map((t) => t.trial), ['conditional', 'rss']);
   // The ceiling (its answers checked like every server's) runs in the conditional mix, not the rss trial.
   assert.deepEqual(report.trials.map((t) => t.servers), [['smartread', 'sirv', 'ceiling'], ['smartread', 'sirv']]);
@@ -50,16 +55,8 @@ test('bench:http --fuse-latency serves the site through a fuse-latency mount it 
   if (!native) return t.skip('serveStatic needs the addon');
   const why = mountUnavailable('fuse-latency');
   if (why) return t.skip(why);
-  const json = path.join(tempDirs.disk, 'http-fuse.json');
-  const child = spawn(process.execPath, [path.join(__dirname, '..', 'bench', 'http.js'),
-    '--seconds', '0.5', '--rounds', '1', '--small', '20', '--servers', 'smartread,sirv', '--trials', 'small',
-    '--fuse-latency', '--cache-ms', '0', '--dir', tempDirs.disk, '--json', json], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (c) => { out += c; });
-  child.stderr.on('data', (c) => { out += c; });
-  const { code } = await waitForExit(child);
-  assert.equal(code, 0, out);
-  const report = JSON.parse(fs.readFileSync(json, 'utf8'));
+  const { report, out } = await runHttpBench('http-fuse.json', ['--servers', 'smartread,sirv', '--trials', 'small',
+    '--fuse-latency', '--cache-ms', '0']);
   assert.equal(report.filesystem.type, 'fuse-latency');
   assert.equal(report.filesystem.cacheMs, 0);
   const [trial] = report.trials;
