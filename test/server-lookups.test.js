@@ -22,9 +22,21 @@ const { useMounts, requestsLogged } = require('./mounts');
 const mounts = useMounts(['fuse-latency'], { fuseLatencyCacheMs: 0 });
 checkNoFdLeak({ spawnsChildren: true, after: mounts.ready });
 
+/**
+ * Runs `body` (statements, `await` allowed; `args` in process.argv from index 1) in a fresh
+ * Node, which must end well. Returns its pid: the ID of its JS thread, which the daemon logs
+ * for each request that thread made.
+ */
+async function jsThreadOfChild(body, args) {
+  const script = `(async () => {${body}})().then(() => process.stdout.write(String(process.pid)), (err) => { console.error(err); process.exit(1); });`;
+  const child = await runToEnd(process.execPath, ['-e', script, ...args], { timeoutMs: 60000 });
+  assert.equal(child.code, 0, child.stderr);
+  return Number(child.stdout);
+}
+
 // Served from a child: the files, what each request must answer, and a node:http server and a
-// Fastify one over the same root. Prints its pid (its JS thread's ID) last.
-const script = `
+// Fastify one over the same root.
+const serving = `
   const fs = require('node:fs');
   const http = require('node:http');
   const { serveStatic } = require('smartread/serve');
@@ -42,41 +54,38 @@ const script = `
     if (got.status !== status) throw new Error(what + ': status ' + got.status + ', not ' + status);
     if (body !== undefined && !got.body.equals(body)) throw new Error(what + ': wrong bytes');
   };
-  (async () => {
-    let port;
-    let stop;
-    if (framework === 'fastify') {
-      const app = require('fastify')();
-      app.register(require('smartread/serve/fastify'), { root: mounted, ...options });
-      await app.listen({ port: 0, host: '127.0.0.1' });
-      port = app.server.address().port;
-      stop = () => app.close();
-    } else {
-      const handler = serveStatic(mounted, options);
-      const server = http.createServer(handler);
-      await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-      port = server.address().port;
-      stop = () => { server.close(); handler.close(); };
-    }
-    // Twice: first looked up, then confirmed against the entries the first round left.
-    for (let round = 0; round < 2; round++) {
-      expect('small', await get(port, '/small.txt'), 200, expected('small.txt'));
-      expect('read whole in parts', await get(port, '/medium.bin'), 200, expected('medium.bin'));
-      expect('streamed', await get(port, '/large.bin'), 200, expected('large.bin'));
-      expect('range', await get(port, '/large.bin', { range: 'bytes=150000-199999' }), 206, expected('large.bin').subarray(150000, 200000));
-      expect('extension', await get(port, '/page'), 200, expected('page.html'));
-      expect('index', await get(port, '/docs/'), 200, expected('docs/index.html'));
-      expect('precompressed', await get(port, '/styles.css', { 'accept-encoding': 'gzip' }), 200, expected('styles.css.gz'));
-      expect('no sibling', await get(port, '/small.txt', { 'accept-encoding': 'gzip' }), 200, expected('small.txt'));
-      expect('missing', await get(port, '/missing.txt'), 404);
-      expect('out of the root', await get(port, '/escape/hostname'), 403);
-      const etag = (await get(port, '/small.txt')).headers.etag;
-      expect('not modified', await get(port, '/small.txt', { 'if-none-match': etag }), 304);
-      expect('directory', await get(port, '/docs'), 301);
-    }
-    await stop();
-    process.stdout.write(String(process.pid));
-  })().catch((err) => { console.error(err); process.exit(1); });
+  let port;
+  let stop;
+  if (framework === 'fastify') {
+    const app = require('fastify')();
+    app.register(require('smartread/serve/fastify'), { root: mounted, ...options });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    port = app.server.address().port;
+    stop = () => app.close();
+  } else {
+    const handler = serveStatic(mounted, options);
+    const server = http.createServer(handler);
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = server.address().port;
+    stop = () => { server.close(); handler.close(); };
+  }
+  // Twice: first looked up, then confirmed against the entries the first round left.
+  for (let round = 0; round < 2; round++) {
+    expect('small', await get(port, '/small.txt'), 200, expected('small.txt'));
+    expect('read whole in parts', await get(port, '/medium.bin'), 200, expected('medium.bin'));
+    expect('streamed', await get(port, '/large.bin'), 200, expected('large.bin'));
+    expect('range', await get(port, '/large.bin', { range: 'bytes=150000-199999' }), 206, expected('large.bin').subarray(150000, 200000));
+    expect('extension', await get(port, '/page'), 200, expected('page.html'));
+    expect('index', await get(port, '/docs/'), 200, expected('docs/index.html'));
+    expect('precompressed', await get(port, '/styles.css', { 'accept-encoding': 'gzip' }), 200, expected('styles.css.gz'));
+    expect('no sibling', await get(port, '/small.txt', { 'accept-encoding': 'gzip' }), 200, expected('small.txt'));
+    expect('missing', await get(port, '/missing.txt'), 404);
+    expect('out of the root', await get(port, '/escape/hostname'), 403);
+    const etag = (await get(port, '/small.txt')).headers.etag;
+    expect('not modified', await get(port, '/small.txt', { 'if-none-match': etag }), 304);
+    expect('directory', await get(port, '/docs'), 301);
+  }
+  await stop();
 `;
 
 /** The files beneath `dir` in the mount's source; their names beneath the mount. */
@@ -103,9 +112,7 @@ for (const framework of ['node:http', 'fastify']) {
     const mount = mounts.get('fuse-latency');
     const dir = framework === 'fastify' ? 'fastify' : 'http';
     const names = writeSite(mount, dir);
-    const child = await runToEnd(process.execPath, ['-e', script, path.join(mount.backingDir, dir), path.join(mount.dir, dir), framework], { timeoutMs: 60000 });
-    assert.equal(child.code, 0, child.stderr);
-    const pid = Number(child.stdout);
+    const pid = await jsThreadOfChild(serving, [path.join(mount.backingDir, dir), path.join(mount.dir, dir), framework]);
     const mine = requestsLogged(mount.opensLog).filter((request) => request.name === `/${dir}` || request.name.startsWith(`/${dir}/`));
     // Every name was asked of the daemon (nothing is kept for a moment): the lookups were made.
     const asked = new Set(mine.filter((request) => request.op === 'stat').map((request) => request.name));
@@ -124,23 +131,18 @@ test("openReader's positional reads of a file on a server's mount are made on io
   fs.mkdirSync(path.join(mount.backingDir, 'reader'));
   writePattern(path.join(mount.backingDir, 'reader', 'data.bin'), 256 * 1024);
   // Reads of 4 KiB, under the size from which every read goes to the workers anyway.
-  const child = await runToEnd(process.execPath, ['-e', `
+  const pid = await jsThreadOfChild(`
     const fs = require('node:fs');
     const { openReader } = require('smartread');
     const [source, mounted] = process.argv.slice(1, 3);
     const expected = fs.readFileSync(source);
-    (async () => {
-      const reader = await openReader(mounted, { strategy: 'uring' });
-      for (const position of [0, 100000, 4096, 250000, 17]) {
-        const bytes = await reader.read(position, 4096);
-        if (!bytes.equals(expected.subarray(position, position + 4096))) throw new Error('wrong bytes at ' + position);
-      }
-      await reader.close();
-      process.stdout.write(String(process.pid));
-    })().catch((err) => { console.error(err); process.exit(1); });
-  `, path.join(mount.backingDir, 'reader', 'data.bin'), path.join(mount.dir, 'reader', 'data.bin')], { timeoutMs: 60000 });
-  assert.equal(child.code, 0, child.stderr);
-  const pid = Number(child.stdout);
+    const reader = await openReader(mounted, { strategy: 'uring' });
+    for (const position of [0, 100000, 4096, 250000, 17]) {
+      const bytes = await reader.read(position, 4096);
+      if (!bytes.equals(expected.subarray(position, position + 4096))) throw new Error('wrong bytes at ' + position);
+    }
+    await reader.close();
+  `, [path.join(mount.backingDir, 'reader', 'data.bin'), path.join(mount.dir, 'reader', 'data.bin')]);
   const mine = requestsLogged(mount.opensLog).filter((request) => request.name === '/reader/data.bin');
   assert.ok(mine.filter((request) => request.op === 'read').length >= 1, 'the reads reached the daemon');
   assert.deepEqual(mine.filter((request) => request.tid === pid), [], 'no read or stat made by the JS thread');
@@ -157,25 +159,20 @@ test("whole-file reads on a server's mount whose names have lapsed read nothing 
   const sizes = [300 * 1024 + 5, 3 * 1024 * 1024 + 11];
   const names = sizes.map((size, i) => `file-${i}.bin`);
   for (const [i, name] of names.entries()) writePattern(path.join(mount.backingDir, 'whole', name), sizes[i]);
-  const child = await runToEnd(process.execPath, ['-e', `
+  const pid = await jsThreadOfChild(`
     const fs = require('node:fs');
     const { smartRead, createReader } = require('smartread');
     const [source, mounted, ...names] = process.argv.slice(1);
-    (async () => {
-      for (const name of names) {
-        const expected = fs.readFileSync(source + '/' + name);
-        const check = (bytes, how) => { if (!bytes.equals(expected)) throw new Error('wrong bytes: ' + name + ', ' + how); };
-        check(await smartRead(mounted + '/' + name, { strategy: 'uring' }), 'uring');
-        check(await smartRead(mounted + '/' + name), 'auto');
-        const reader = createReader({ root: mounted });
-        check(await reader.smartRead(name), 'confined');
-        reader.close();
-      }
-      process.stdout.write(String(process.pid));
-    })().catch((err) => { console.error(err); process.exit(1); });
-  `, path.join(mount.backingDir, 'whole'), path.join(mount.dir, 'whole'), ...names], { timeoutMs: 60000 });
-  assert.equal(child.code, 0, child.stderr);
-  const pid = Number(child.stdout);
+    for (const name of names) {
+      const expected = fs.readFileSync(source + '/' + name);
+      const check = (bytes, how) => { if (!bytes.equals(expected)) throw new Error('wrong bytes: ' + name + ', ' + how); };
+      check(await smartRead(mounted + '/' + name, { strategy: 'uring' }), 'uring');
+      check(await smartRead(mounted + '/' + name), 'auto');
+      const reader = createReader({ root: mounted });
+      check(await reader.smartRead(name), 'confined');
+      reader.close();
+    }
+  `, [path.join(mount.backingDir, 'whole'), path.join(mount.dir, 'whole'), ...names]);
   const mine = requestsLogged(mount.opensLog).filter((request) => names.some((name) => request.name === `/whole/${name}`));
   assert.ok(mine.filter((request) => request.op === 'read').length >= names.length * 3, 'every read reached the daemon');
   assert.deepEqual(mine.filter((request) => request.tid === pid), [], 'no read, stat or open of the files made by the JS thread');

@@ -65,7 +65,7 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("statBeneath", &Addon::StatBeneathMethod),
         InstanceMethod("statAt", &Addon::StatAtMethod),
         InstanceMethod("statBeneathIfCached", &Addon::StatBeneathIfCachedMethod),
-        InstanceMethod("statAtIfLocal", &Addon::StatAtIfLocalMethod),
+        InstanceMethod("statAtNow", &Addon::StatAtNowMethod),
         InstanceMethod("statBeneathAsync", &Addon::StatBeneathAsyncMethod),
         InstanceMethod("statAtAsync", &Addon::StatAtAsyncMethod),
         InstanceMethod("openBeneath", &Addon::OpenBeneathMethod),
@@ -282,7 +282,7 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value StatBeneathMethod(const Napi::CallbackInfo& info) { return StatBeneath(info); }
   Napi::Value StatAtMethod(const Napi::CallbackInfo& info) { return StatAt(info); }
   Napi::Value StatBeneathIfCachedMethod(const Napi::CallbackInfo& info) { return StatBeneathIfCached(info, instance_); }
-  Napi::Value StatAtIfLocalMethod(const Napi::CallbackInfo& info) { return StatAtIfLocal(info, instance_); }
+  Napi::Value StatAtNowMethod(const Napi::CallbackInfo& info) { return StatAtNow(info, instance_); }
   Napi::Value StatBeneathAsyncMethod(const Napi::CallbackInfo& info) { return StatAsync(info, true); }
   Napi::Value StatAtAsyncMethod(const Napi::CallbackInfo& info) { return StatAsync(info, false); }
   Napi::Value OpenBeneathMethod(const Napi::CallbackInfo& info) { return OpenBeneath(info); }

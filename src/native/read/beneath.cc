@@ -52,6 +52,13 @@ int LookUp(const char* path, bool confined, const Confinement& confinement, stru
   return err;
 }
 
+// `path` opened O_PATH from the dentry cache alone (RESOLVE_CACHED, never retried): no disk is
+// read and no server asked on the way; -1 with EAGAIN where a name on the way is not cached.
+int OpenPathIfCached(const char* path, Confinement confinement) {
+  confinement.resolve |= RESOLVE_CACHED;
+  return OpenForRead(path, O_PATH, confinement);
+}
+
 // A statBeneath or statAt on libuv's thread pool.
 class StatJob final : public PoolJob {
  public:
@@ -132,10 +139,7 @@ Napi::Value StatBeneathIfCached(const Napi::CallbackInfo& info, Instance& instan
   Failure failure;
   PathArg path;
   if (!path.From(env, info[0], &failure)) return FailureToJs(env, failure);
-  Confinement cached = ConfinementFromJs(info, 1);
-  // Fails with EAGAIN, without a retry, where a name on the way is not in the dentry cache.
-  cached.resolve |= RESOLVE_CACHED;
-  const int fd = OpenForRead(path.c_str(), O_PATH, cached);
+  const int fd = OpenPathIfCached(path.c_str(), ConfinementFromJs(info, 1));
   if (fd < 0) return errno == EAGAIN ? env.Null() : FailureToJs(env, Failure::Errno(errno, Syscall::kStat));
   // The device from what the kernel holds (which asks no server); only off a server's mount is
   // the file's own stat taken (which there never waits once the name is cached).
@@ -151,7 +155,7 @@ Napi::Value StatBeneathIfCached(const Napi::CallbackInfo& info, Instance& instan
   return Napi::Value(env, StatToJs(env, st));
 }
 
-Napi::Value StatAtIfLocal(const Napi::CallbackInfo& info, Instance& instance) {
+Napi::Value StatAtNow(const Napi::CallbackInfo& info, Instance& instance) {
   const dev_t dev = static_cast<dev_t>(info[2].As<Napi::Number>().Int64Value());
   if (!instance.blind->OpensMayWait(dev)) return StatAt(info);
   Napi::Env env = info.Env();
@@ -161,10 +165,9 @@ Napi::Value StatAtIfLocal(const Napi::CallbackInfo& info, Instance& instance) {
   if (!path.From(env, info[0], &failure)) return FailureToJs(env, failure);
   // Resolved as fstatat would (unconfined, following links), from the dentry cache alone: a
   // lapsed name would be asked of the server on the way.
-  Confinement cached;
-  cached.dirfd = info[1].As<Napi::Number>().Int32Value();
-  cached.resolve = RESOLVE_CACHED;
-  const int fd = OpenForRead(path.c_str(), O_PATH, cached);
+  Confinement from;
+  from.dirfd = info[1].As<Napi::Number>().Int32Value();
+  const int fd = OpenPathIfCached(path.c_str(), from);
   if (fd < 0) return errno == EAGAIN ? env.Null() : FailureToJs(env, Failure::Errno(errno, Syscall::kStat));
   struct statx stx {};
   const int err = statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_BASIC_STATS, &stx) < 0 ? errno : 0;

@@ -30,13 +30,13 @@ Napi::Value StatAt(const Napi::CallbackInfo& info);
 // kernel holds, statx AT_STATX_DONT_SYNC).
 Napi::Value StatBeneathIfCached(const Napi::CallbackInfo& info, Instance& instance);
 
-// statAtIfLocal(path: string | Buffer, dirfd: number, dev: number, trustHeld: boolean)
+// statAtNow(path: string | Buffer, dirfd: number, dev: number, trustHeld: boolean)
 //   -> Float64Array | {errno, syscall: 'stat'} | null
 // statAt where `dev` (the device the path was last found on) is no filesystem whose stat may
 // ask a server. On one, with trustHeld (the caller asked the server lately), the attributes the
 // kernel holds (statx AT_STATX_DONT_SYNC), the name resolved from the dentry cache alone
 // (RESOLVE_CACHED); null without trustHeld, or where a name on the way is not cached.
-Napi::Value StatAtIfLocal(const Napi::CallbackInfo& info, Instance& instance);
+Napi::Value StatAtNow(const Napi::CallbackInfo& info, Instance& instance);
 
 // statBeneathAsync(path: string | Buffer, dirfd?: number, resolve?: number)
 // statAtAsync(path: string | Buffer, dirfd: number)

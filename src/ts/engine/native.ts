@@ -102,7 +102,7 @@ export interface NativeBinding {
   /** statAt where `dev` is no server's mount; on one (FUSE, NFS), with `trustHeld`, the
    * attributes the kernel holds (the name from the dentry cache), else (or where a name on the
    * way is not cached) null. */
-  statAtIfLocal(path: string | Buffer, dirfd: number, dev: number, trustHeld: boolean): Float64Array | RawFailure | null;
+  statAtNow(path: string | Buffer, dirfd: number, dev: number, trustHeld: boolean): Float64Array | RawFailure | null;
   /** statBeneath on libuv's thread pool. */
   statBeneathAsync(path: string | Buffer, rootFd: number, resolve: number): Promise<Float64Array | RawFailure>;
   /** statAt on libuv's thread pool. */

@@ -253,7 +253,7 @@ export class StaticSite {
     const { confirm } = step;
     const raw = confirm === undefined
       ? native!.statBeneathIfCached(step.path, dirfd, resolve)
-      : native!.statAtIfLocal(step.path, dirfd, confirm.dev, performance.now() - confirm.statedAt < kHeldAttributesMs);
+      : native!.statAtNow(step.path, dirfd, confirm.dev, performance.now() - confirm.statedAt < kHeldAttributesMs);
     if (raw === null || raw instanceof Float64Array) return raw;
     return Math.abs(raw.errno);
   }
@@ -290,12 +290,15 @@ export class StaticSite {
     return next.value;
   }
 
+  /** decide() from `step` on, which it found would wait; the root closed meanwhile is a 503. */
   private async decideLater(steps: Deciding<Decision>, step: Lookup): Promise<Decision> {
+    let looked: Looked | null = null;
     for (;;) {
-      if (this.root.isReleased) return { kind: 'error', status: 503, fallThrough: false };
-      const next = steps.next(this.lookNow(step) ?? await this.lookLater(step));
+      const next = steps.next(looked ?? await this.lookLater(step));
       if (next.done) return next.value;
       step = next.value;
+      if (this.root.isReleased) return { kind: 'error', status: 503, fallThrough: false };
+      looked = this.lookNow(step);
     }
   }
 
