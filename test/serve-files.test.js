@@ -219,6 +219,34 @@ test('cache limits: bytes beyond maxBytes are evicted, files above maxFileSize a
   await check({ cache: false }, (kept) => assert.equal(kept, 0), 0);
 });
 
+test('missing names: each taken as missing for its moment only, the oldest dropped past the limit', () => {
+  const { MissingNames } = require('../dist/serve/file_cache.js');
+  const ENOENT = 2;
+  const ENOTDIR = 20;
+  const missing = new MissingNames(3, 1000);
+  missing.set('a', ENOENT, 0);
+  missing.set('b/c', ENOTDIR, 10);
+  assert.equal(missing.get('a', 999), ENOENT);
+  assert.equal(missing.get('b/c', 500), ENOTDIR);
+  assert.equal(missing.get('x', 500), undefined);
+  // Past its moment a name is asked again, and forgotten.
+  assert.equal(missing.get('a', 1000), undefined);
+  assert.equal(missing.size, 1);
+  // Found missing again: a new moment, and the newest name.
+  missing.set('b/c', ENOENT, 2000);
+  missing.set('d', ENOENT, 2000);
+  missing.set('e', ENOENT, 2000);
+  missing.set('f', ENOENT, 2000);
+  assert.equal(missing.size, 3);
+  assert.equal(missing.get('b/c', 2100), undefined, 'the oldest name went first');
+  assert.deepEqual(['d', 'e', 'f'].map((name) => missing.get(name, 2100)), [ENOENT, ENOENT, ENOENT]);
+  // Found after all.
+  missing.delete('e');
+  assert.equal(missing.get('e', 2100), undefined);
+  missing.clear();
+  assert.equal(missing.size, 0);
+});
+
 test('statAt (the addon): fstatat from a directory descriptor, as fs.statSync sees the file', { skip }, () => {
   const binding = require(engineInfo().path);
   const dir = path.join(tempDirs.disk, 'stat-at');

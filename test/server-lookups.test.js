@@ -24,14 +24,14 @@ checkNoFdLeak({ spawnsChildren: true, after: mounts.ready });
 
 /**
  * Runs `body` (statements, `await` allowed; `args` in process.argv from index 1) in a fresh
- * Node, which must end well. Returns its pid: the ID of its JS thread, which the daemon logs
- * for each request that thread made.
+ * Node, which must end well. Returns its pid (the ID of its JS thread, which the daemon logs
+ * for each request that thread made) and what `body` returned.
  */
 async function jsThreadOfChild(body, args) {
-  const script = `(async () => {${body}})().then(() => process.stdout.write(String(process.pid)), (err) => { console.error(err); process.exit(1); });`;
+  const script = `(async () => {${body}})().then((result) => process.stdout.write(JSON.stringify({ pid: process.pid, result })), (err) => { console.error(err); process.exit(1); });`;
   const child = await runToEnd(process.execPath, ['-e', script, ...args], { timeoutMs: 60000 });
   assert.equal(child.code, 0, child.stderr);
-  return Number(child.stdout);
+  return JSON.parse(child.stdout);
 }
 
 // Served from a child: the files, what each request must answer, and a node:http server and a
@@ -112,7 +112,7 @@ for (const framework of ['node:http', 'fastify']) {
     const mount = mounts.get('fuse-latency');
     const dir = framework === 'fastify' ? 'fastify' : 'http';
     const names = writeSite(mount, dir);
-    const pid = await jsThreadOfChild(serving, [path.join(mount.backingDir, dir), path.join(mount.dir, dir), framework]);
+    const { pid } = await jsThreadOfChild(serving, [path.join(mount.backingDir, dir), path.join(mount.dir, dir), framework]);
     const mine = requestsLogged(mount.opensLog).filter((request) => request.name === `/${dir}` || request.name.startsWith(`/${dir}/`));
     // Every name was asked of the daemon (nothing is kept for a moment): the lookups were made.
     const asked = new Set(mine.filter((request) => request.op === 'stat').map((request) => request.name));
@@ -123,6 +123,59 @@ for (const framework of ['node:http', 'fastify']) {
   });
 }
 
+test("serveStatic on a server's mount that keeps no missing names asks it for a missing one once a second, and serves a file made meanwhile", async (t) => {
+  const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no confinement' : mounts.skipReason('fuse-latency');
+  if (why) return t.skip(why);
+  const mount = mounts.get('fuse-latency');
+  const source = path.join(mount.backingDir, 'missing');
+  fs.mkdirSync(source);
+  writePattern(path.join(source, 'plain.txt'), 2000);
+  writePattern(path.join(source, 'later.txt'), 3000);
+  const { pid, result: spanMs } = await jsThreadOfChild(`
+    const fs = require('node:fs');
+    const http = require('node:http');
+    const { serveStatic } = require('smartread/serve');
+    const [source, mounted] = process.argv.slice(1, 3);
+    const handler = serveStatic(mounted, { precompressed: ['br', 'gzip'], extensions: ['html'] });
+    const server = http.createServer(handler);
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const get = (url) => new Promise((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port: server.address().port, path: url, headers: { 'accept-encoding': 'br, gzip' } }, (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode, coding: res.headers['content-encoding'], body: Buffer.concat(chunks) }));
+      }).on('error', reject);
+    });
+    const expect = (what, got, status, body, coding) => {
+      if (got.status !== status) throw new Error(what + ': status ' + got.status + ', not ' + status);
+      if (body !== undefined && !got.body.equals(body)) throw new Error(what + ': wrong bytes');
+      if (got.coding !== coding) throw new Error(what + ': content-encoding ' + got.coding + ', not ' + coding);
+    };
+    const start = performance.now();
+    for (let i = 0; i < 10; i++) {
+      expect('no sibling', await get('/plain.txt'), 200, fs.readFileSync(source + '/plain.txt'), undefined);
+      expect('no file, no extension', await get('/nothing'), 404, undefined, undefined);
+    }
+    const spanMs = performance.now() - start;
+    // A sibling made after the handler found it missing is served once the moment has passed.
+    expect('before the sibling', await get('/later.txt'), 200, fs.readFileSync(source + '/later.txt'), undefined);
+    fs.writeFileSync(source + '/later.txt.gz', 'made later');
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect('the sibling made later', await get('/later.txt'), 200, Buffer.from('made later'), 'gzip');
+    server.close();
+    handler.close();
+    return spanMs;
+  `, [source, path.join(mount.dir, 'missing')]);
+  const mine = requestsLogged(mount.opensLog).filter((request) => request.name.startsWith('/missing/'));
+  // Each missing name is asked of the daemon once, and again only once a second has passed.
+  const most = 1 + Math.floor(spanMs / 1000);
+  for (const name of ['plain.txt.br', 'plain.txt.gz', 'nothing', 'nothing.html']) {
+    const asked = mine.filter((request) => request.op === 'stat' && request.name === `/missing/${name}`).length;
+    assert.ok(asked >= 1 && asked <= most, `${name} asked of the daemon ${asked} times in ${spanMs.toFixed(0)} ms of 10 requests`);
+  }
+  assert.deepEqual(mine.filter((request) => request.tid === pid), [], 'no lookup made by the JS thread');
+});
+
 test("openReader's positional reads of a file on a server's mount are made on io_uring's workers, never on the JS thread", async (t) => {
   const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no io_uring' : mounts.skipReason('fuse-latency');
   if (why) return t.skip(why);
@@ -131,7 +184,7 @@ test("openReader's positional reads of a file on a server's mount are made on io
   fs.mkdirSync(path.join(mount.backingDir, 'reader'));
   writePattern(path.join(mount.backingDir, 'reader', 'data.bin'), 256 * 1024);
   // Reads of 4 KiB, under the size from which every read goes to the workers anyway.
-  const pid = await jsThreadOfChild(`
+  const { pid } = await jsThreadOfChild(`
     const fs = require('node:fs');
     const { openReader } = require('smartread');
     const [source, mounted] = process.argv.slice(1, 3);
@@ -159,7 +212,7 @@ test("whole-file reads on a server's mount whose names have lapsed read nothing 
   const sizes = [300 * 1024 + 5, 3 * 1024 * 1024 + 11];
   const names = sizes.map((size, i) => `file-${i}.bin`);
   for (const [i, name] of names.entries()) writePattern(path.join(mount.backingDir, 'whole', name), sizes[i]);
-  const pid = await jsThreadOfChild(`
+  const { pid } = await jsThreadOfChild(`
     const fs = require('node:fs');
     const { smartRead, createReader } = require('smartread');
     const [source, mounted, ...names] = process.argv.slice(1);

@@ -161,3 +161,45 @@ export class FileCache {
     this.bodyBytes = 0;
   }
 }
+
+/**
+ * Names a lookup that waited (on the thread pool) found missing, each with its errno and when
+ * that lookup began, oldest first. A server's mount may keep no negative entries in the dentry
+ * cache (FUSE's negative_timeout is 0 by default), and there every request for a missing name
+ * (a precompressed sibling, an extension tried, a 404) would ask the server again; within
+ * `heldMs` of the lookup the name is taken as still missing instead. Asked only where the
+ * dentry cache cannot answer at once: a name made meanwhile on a local filesystem is there.
+ */
+export class MissingNames {
+  private readonly names = new Map<string, { errno: number; at: number }>();
+
+  constructor(private readonly maxNames: number, private readonly heldMs: number) {}
+
+  /** The errno `path` was missing with, while that is recent enough at `now`. */
+  get(path: string, now: number): number | undefined {
+    const missing = this.names.get(path);
+    if (missing === undefined) return undefined;
+    if (now - missing.at < this.heldMs) return missing.errno;
+    this.names.delete(path);
+    return undefined;
+  }
+
+  get size(): number {
+    return this.names.size;
+  }
+
+  set(path: string, errno: number, at: number): void {
+    this.names.delete(path);
+    // A flood of names that are not there costs the oldest of them, never memory.
+    if (this.names.size >= this.maxNames) this.names.delete(this.names.keys().next().value as string);
+    this.names.set(path, { errno, at });
+  }
+
+  delete(path: string): void {
+    this.names.delete(path);
+  }
+
+  clear(): void {
+    this.names.clear();
+  }
+}

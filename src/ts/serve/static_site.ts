@@ -14,7 +14,7 @@ import { invalidArgType, invalidArgValue, withCode } from '../common/errors';
 import { kReaderRoot, smartRead } from '../read/read_async';
 import type { PathLike } from '../common/args';
 import type { RawFailure } from '../common/raw';
-import { FileCache, FileEntry, StatField, type FileHeaders } from './file_cache';
+import { FileCache, FileEntry, MissingNames, StatField, type FileHeaders } from './file_cache';
 import { FileRangeStream } from './file_stream';
 import { acceptedCodings, anyStrongMatch, httpDate, noneMatch, parseRange, rangeStillValid, redirectTarget, type Coding } from './http_rules';
 
@@ -163,6 +163,8 @@ export class StaticSite {
   readonly root: Root;
   readonly rootPath: string;
   readonly cache: FileCache;
+  /** Names a lookup on the pool found missing, taken as missing for a while (see MissingNames). */
+  private readonly missing: MissingNames;
   readonly fallthrough: boolean;
   readonly setHeaders: ServeStaticOptions['setHeaders'];
   private readonly index: string[];
@@ -205,6 +207,7 @@ export class StaticSite {
       maxEntries: cache.maxEntries ?? 10_000,
     });
     if (o.cache === false) this.cache.limits.maxFileSize = 0;
+    this.missing = new MissingNames(this.cache.limits.maxEntries, kHeldAttributesMs);
     // Opened last, once the options are known to be good.
     this.root = new Root(root, o.noSymlinks, caller);
     this.rootPath = nodePath.resolve(this.root.path.toString());
@@ -247,14 +250,16 @@ export class StaticSite {
   }
 
   /** The answer to `step` without waiting for a disk or a server, or null where it would wait:
-   * a name not in the dentry cache, a file on a filesystem whose stat asks a server (FUSE, NFS). */
+   * a name not in the dentry cache, a file on a filesystem whose stat asks a server (FUSE, NFS).
+   * A name the pool found missing within kHeldAttributesMs is missing still. */
   private lookNow(step: Lookup): Looked | null {
     const { dirfd, resolve } = this.root.confine;
     const { confirm } = step;
     const raw = confirm === undefined
       ? native!.statBeneathIfCached(step.path, dirfd, resolve)
       : native!.statAtNow(step.path, dirfd, confirm.dev, performance.now() - confirm.statedAt < kHeldAttributesMs);
-    if (raw === null || raw instanceof Float64Array) return raw;
+    if (raw instanceof Float64Array) return raw;
+    if (raw === null) return confirm === undefined ? this.missing.get(step.path, performance.now()) ?? null : null;
     return Math.abs(raw.errno);
   }
 
@@ -268,6 +273,8 @@ export class StaticSite {
       const start = performance.now();
       raw = await (confirm === undefined ? native!.statBeneathAsync(step.path, dirfd, resolve) : native!.statAtAsync(step.path, dirfd));
       if (confirm !== undefined) confirm.statedAt = start;
+      else if (!(raw instanceof Float64Array) && isNotFound(Math.abs(raw.errno))) this.missing.set(step.path, Math.abs(raw.errno), start);
+      else this.missing.delete(step.path);
     } finally {
       endUse();
     }
@@ -525,6 +532,7 @@ export class StaticSite {
   close(): void {
     if (this.root.isReleased) return;
     this.cache.clear();
+    this.missing.clear();
     this.root.release();
   }
 }
