@@ -165,6 +165,8 @@ export class StaticSite {
   readonly cache: FileCache;
   /** Names a lookup on the pool found missing, taken as missing for a while (see MissingNames). */
   private readonly missing: MissingNames;
+  /** The stats on the pool not yet answered, by what they ask (see lookLater). */
+  private readonly statsMade = new Map<string, { looked: Promise<Looked>; start: number }>();
   readonly fallthrough: boolean;
   readonly setHeaders: ServeStaticOptions['setHeaders'];
   private readonly index: string[];
@@ -263,22 +265,49 @@ export class StaticSite {
     return Math.abs(raw.errno);
   }
 
-  /** The answer to `step` from libuv's thread pool; the root's descriptor stays open for it. */
-  private async lookLater(step: Lookup): Promise<Looked> {
+  /**
+   * The answer to `step` from libuv's thread pool. Requests that need the same stat while it is
+   * made share it: a burst of clients asking for one file that is not cached (after a start, or
+   * as a server's mount makes every lookup wait) asks the filesystem once, not once each.
+   */
+  private lookLater(step: Lookup): Promise<Looked> {
+    const { confirm } = step;
+    const key = (confirm === undefined ? 'lookup\0' : 'check\0') + step.path;
+    let stat = this.statsMade.get(key);
+    if (stat === undefined) {
+      const start = performance.now();
+      const made = { looked: this.statOnPool(step.path, confirm !== undefined, start), start };
+      this.statsMade.set(key, made);
+      const done = () => { this.statsMade.delete(key); };
+      made.looked.then(done, done);
+      stat = made;
+    }
+    if (confirm === undefined) return stat.looked;
+    const { start } = stat;
+    return stat.looked.then((looked) => {
+      confirm.statedAt = start;
+      return looked;
+    });
+  }
+
+  /** A lookup of `path` beneath the root, or with `check` one stat from it, begun at `start`,
+   * on the pool; the root's descriptor stays open for it. */
+  private async statOnPool(path: string, check: boolean, start: number): Promise<Looked> {
     const endUse = this.root.use();
     let raw: Float64Array | RawFailure;
     try {
       const { dirfd, resolve } = this.root.confine;
-      const { confirm } = step;
-      const start = performance.now();
-      raw = await (confirm === undefined ? native!.statBeneathAsync(step.path, dirfd, resolve) : native!.statAtAsync(step.path, dirfd));
-      if (confirm !== undefined) confirm.statedAt = start;
-      else if (!(raw instanceof Float64Array) && isNotFound(Math.abs(raw.errno))) this.missing.set(step.path, Math.abs(raw.errno), start);
-      else this.missing.delete(step.path);
+      raw = await (check ? native!.statAtAsync(path, dirfd) : native!.statBeneathAsync(path, dirfd, resolve));
     } finally {
       endUse();
     }
-    return raw instanceof Float64Array ? raw : Math.abs(raw.errno);
+    if (raw instanceof Float64Array) {
+      if (!check) this.missing.delete(path);
+      return raw;
+    }
+    const errno = Math.abs(raw.errno);
+    if (!check && isNotFound(errno)) this.missing.set(path, errno, start);
+    return errno;
   }
 
   /**
