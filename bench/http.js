@@ -2,7 +2,7 @@
 // `npm run bench:http`: serveStatic (smartread/serve) on node:http and as a Fastify plugin
 // against the static servers people run: @fastify/static (Fastify), serve-static (Express) and
 // sirv (node:http), on the same deterministic site, each in a child process of its own, loaded
-// over loopback by this one. Four trials:
+// over loopback by this one. Four trials by default:
 //   small-file mix  300 text files of 0.5-30 KiB, GET in turn, autocannon with 32 connections;
 //   large files     8 MiB files, a plain keep-alive node:http client with 4 connections
 //                   (autocannon's parser takes bodies at only ~30 MB/s and would measure itself);
@@ -10,7 +10,13 @@
 //                   ETag each server gave (304), some with a stale one (200), plain GETs, and
 //                   ranges with If-Range (206);
 //   rss             100 concurrent downloads of one 1 GiB file for the trial's seconds, the
-//                   server's RSS sampled every 50 ms (a figure to read, not a timing).
+//                   server's RSS sampled every 50 ms (a figure to read, not a timing);
+// and one asked for by name:
+//   precompressed   the small-file mix, each request accepting `br, gzip`, every other file with
+//                   a .br and a .gz beside it (the others with none, as a build leaves small
+//                   files); the servers that serve such siblings, each with its option for them
+//                   (serveStatic `precompressed`, @fastify/static `preCompressed`, sirv `brotli`
+//                   and `gzip`); every answer's bytes checked against the sibling it names.
 // Peers run as their users run them in production: @fastify/static and serve-static with their
 // defaults, sirv with { dev: false, etag: true } (its default sends no ETag), all with
 // NODE_ENV=production. Servers alternate in order round by round (ABBA); every server's bytes
@@ -37,11 +43,13 @@
 //   node bench/http.js [--seconds 5] [--rounds 2] [--connections 32] [--small 300] [--large 4]
 //                      [--large-size 8m] [--rss-size 1g] [--rss-clients 100] [--dir DIR]
 //                      [--overlay | --fuse-latency [--cache-ms N]]
-//                      [--servers a,b] [--trials small,large,conditional,rss] [--json FILE]
+//                      [--servers a,b] [--trials small,large,conditional,rss,precompressed]
+//                      [--json FILE]
 // A server alone: node bench/http.js --serve NAME --root DIR
 'use strict';
 const { spawn } = require('node:child_process');
 const { createHash } = require('node:crypto');
+const zlib = require('node:zlib');
 const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
@@ -49,11 +57,17 @@ const path = require('node:path');
 const { parseArgs } = require('node:util');
 
 const SERVERS = ['smartread', 'smartread-fastify', 'fastify-static', 'serve-static', 'sirv', 'ceiling'];
-// The servers that take part in a trial: the ceiling holds its files in memory, small ones only.
+// The servers that take part in a trial: the ceiling holds its files in memory, small ones only;
+// serve-static and the ceiling serve no precompressed siblings.
 const CEILING_TRIALS = ['small', 'conditional'];
+const takesPart = (server, trial) => (server !== 'ceiling' || CEILING_TRIALS.includes(trial)) &&
+  (trial !== 'precompressed' || (server !== 'ceiling' && server !== 'serve-static'));
 const OURS = ['smartread', 'smartread-fastify'];
 const PEERS = ['fastify-static', 'serve-static', 'sirv'];
-const TRIALS = ['small', 'large', 'conditional', 'rss'];
+const TRIALS = ['small', 'large', 'conditional', 'rss', 'precompressed'];
+const DEFAULT_TRIALS = ['small', 'large', 'conditional', 'rss'];
+// A precompressed sibling's suffix, by the content coding a response names.
+const CODING_SUFFIX = { br: '.br', gzip: '.gz' };
 
 const { values: opts } = parseArgs({
   options: {
@@ -70,10 +84,11 @@ const { values: opts } = parseArgs({
     'fuse-latency': { type: 'boolean', default: false },
     'cache-ms': { type: 'string' },
     servers: { type: 'string', default: SERVERS.join(',') },
-    trials: { type: 'string', default: TRIALS.join(',') },
+    trials: { type: 'string', default: DEFAULT_TRIALS.join(',') },
     json: { type: 'string' },
     serve: { type: 'string' },
     root: { type: 'string' },
+    precompressed: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -81,14 +96,14 @@ const { values: opts } = parseArgs({
 // ---------------------------------------------------------------------------------------------
 // The servers, each started in a child process by `--serve NAME --root DIR`.
 
-async function serve(name, root) {
+async function serve(name, root, precompressed) {
   let server;
   if (name === 'smartread') {
     const { serveStatic } = require('smartread/serve');
-    server = http.createServer(serveStatic(root));
+    server = http.createServer(serveStatic(root, precompressed ? { precompressed: true } : {}));
   } else if (name === 'sirv') {
     const sirv = require('sirv');
-    server = http.createServer(sirv(root, { dev: false, etag: true }));
+    server = http.createServer(sirv(root, { dev: false, etag: true, ...(precompressed ? { brotli: true, gzip: true } : {}) }));
   } else if (name === 'serve-static') {
     const express = require('express');
     const serveStatic = require('serve-static');
@@ -99,8 +114,8 @@ async function serve(name, root) {
     server = http.createServer(memoryServer(root));
   } else if (name === 'smartread-fastify' || name === 'fastify-static') {
     const app = require('fastify')();
-    if (name === 'fastify-static') app.register(require('@fastify/static'), { root });
-    else app.register(require('smartread/serve/fastify'), { root });
+    if (name === 'fastify-static') app.register(require('@fastify/static'), { root, ...(precompressed ? { preCompressed: true } : {}) });
+    else app.register(require('smartread/serve/fastify'), { root, ...(precompressed ? { precompressed: true } : {}) });
     await app.listen({ port: 0, host: '127.0.0.1' });
     return app.server;
   } else {
@@ -163,7 +178,7 @@ function watchLoop() {
 }
 
 if (opts.serve !== undefined) {
-  serve(opts.serve, path.resolve(opts.root)).then((server) => {
+  serve(opts.serve, path.resolve(opts.root), opts.precompressed).then((server) => {
     if (process.send) watchLoop();
     process.stdout.write(`listening on http://127.0.0.1:${server.address().port}\n`);
     process.on('SIGTERM', () => process.exit(0));
@@ -219,7 +234,16 @@ function makeSite(dir) {
     const size = rand() < 0.85 ? 512 + Math.floor(rand() * 7680) : 8192 + Math.floor(rand() * 22528);
     const rel = `assets/${i % 16}/file-${i}.${['js', 'css', 'html', 'json', 'svg'][i % 5]}`;
     fs.mkdirSync(path.join(dir, path.dirname(rel)), { recursive: true });
-    fs.writeFileSync(path.join(dir, rel), fill(size, true));
+    const body = fill(size, true);
+    fs.writeFileSync(path.join(dir, rel), body);
+    if (trials.includes('precompressed') && i % 2 === 0) {
+      // Printable bytes of the size compression would give, standing in for compressed ones,
+      // which autocannon would decode as text at half the speed (see above).
+      for (const [coding, suffix] of Object.entries(CODING_SUFFIX)) {
+        const compressed = coding === 'br' ? zlib.brotliCompressSync(body) : zlib.gzipSync(body);
+        fs.writeFileSync(path.join(dir, rel + suffix), fill(compressed.length, true));
+      }
+    }
     small.push(rel);
   }
   const large = [];
@@ -252,8 +276,8 @@ process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-function startServer(name, site) {
-  const child = spawn(process.execPath, [__filename, '--serve', name, '--root', site], {
+function startServer(name, site, precompressed) {
+  const child = spawn(process.execPath, [__filename, '--serve', name, '--root', site, ...(precompressed ? ['--precompressed'] : [])], {
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     env: { ...process.env, NODE_ENV: 'production' },
   });
@@ -311,6 +335,30 @@ async function checkServes(url, site, files) {
     etags.set(rel, res.headers.get('etag'));
   }
   return etags;
+}
+
+// Every file of the set, asked for with `accept-encoding: br, gzip`: the bytes must be those of
+// the sibling the response names (Content-Encoding), or of the file where it names none, and
+// a file that has siblings must be served from one of them.
+async function checkPrecompressed(url, site, files) {
+  const { hostname, port } = new URL(url);
+  for (const rel of files) {
+    const { status, coding, body } = await new Promise((resolve, reject) => {
+      http.get({ hostname, port, path: `/${rel}`, headers: { 'accept-encoding': 'br, gzip' }, agent: false }, (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode, coding: res.headers['content-encoding'], body: Buffer.concat(chunks) }));
+      }).on('error', reject);
+    });
+    if (coding !== undefined && !(coding in CODING_SUFFIX)) throw new Error(`${url}/${rel}: content-encoding ${coding}`);
+    const served = rel + (coding === undefined ? '' : CODING_SUFFIX[coding]);
+    if (status !== 200 || !body.equals(fs.readFileSync(path.join(site, served)))) {
+      throw new Error(`${url}/${rel}: status ${status}, ${body.length} bytes that differ from ${served}`);
+    }
+    if (coding === undefined && fs.existsSync(path.join(site, rel + CODING_SUFFIX.gzip))) {
+      throw new Error(`${url}/${rel}: served as it is, beside its precompressed siblings`);
+    }
+  }
 }
 
 // The browser-shaped mix: per 20 requests, 14 revalidations with the server's own ETag (304),
@@ -515,6 +563,12 @@ async function run({ written, served: site, filesystem }) {
       load: (url, etags) => loadAutocannon(url, sets.small, (i, rel) => conditionalRequest(i, rel, etags).headers),
     },
     rss: { label: `rss, ${opts['rss-clients']} × ${opts['rss-size']}`, files: [], load: (url, _etags, pid) => loadRss(url, sets.huge, Number(opts['rss-clients']), pid) },
+    precompressed: {
+      label: 'precompressed mix',
+      files: sets.small,
+      check: (url) => checkPrecompressed(url, site, sets.small),
+      load: (url) => loadAutocannon(url, sets.small, () => ({ 'accept-encoding': 'br, gzip' })),
+    },
   };
   const report = {
     when: new Date().toISOString(), node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model,
@@ -525,14 +579,14 @@ async function run({ written, served: site, filesystem }) {
   };
   for (const trial of trials) {
     const def = trialDefs[trial];
-    const servers = allServers.filter((s) => s !== 'ceiling' || CEILING_TRIALS.includes(trial));
+    const servers = allServers.filter((s) => takesPart(s, trial));
     const runs = Object.fromEntries(servers.map((s) => [s, []]));
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? servers : [...servers].reverse();
       for (const name of order) {
-        const { url, child } = await startServer(name, site);
+        const { url, child } = await startServer(name, site, trial === 'precompressed');
         try {
-          const etags = await checkServes(url, site, def.files.slice(0, trial === 'small' || trial === 'large' ? 50 : def.files.length));
+          const etags = def.check ? await def.check(url) : await checkServes(url, site, def.files.slice(0, trial === 'small' || trial === 'large' ? 50 : def.files.length));
           if (def.prepare) await def.prepare(url, etags);
           await askLoop(child, 'reset');
           const res = await def.load(url, etags, child.pid);

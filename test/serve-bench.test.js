@@ -33,10 +33,11 @@ async function runHttpBench(jsonName, args) {
 
 test('bench:http measures serveStatic against a peer and reports ratios', { skip: !native && 'serveStatic needs the addon' }, async () => {
   const { report, out } = await runHttpBench('http.json', ['--large', '1', '--large-size', '1m',
-    '--rss-size', '4m', '--rss-clients', '4', '--servers', 'smartread,sirv,ceiling', '--trials', 'conditional,rss']);
-  assert.deepEqual(report.trials.map((t) => t.trial), ['conditional', 'rss']);
-  // The ceiling (its answers checked like every server's) runs in the conditional mix, not the rss trial.
-  assert.deepEqual(report.trials.map((t) => t.servers), [['smartread', 'sirv', 'ceiling'], ['smartread', 'sirv']]);
+    '--rss-size', '4m', '--rss-clients', '4', '--servers', 'smartread,sirv,ceiling', '--trials', 'conditional,rss,precompressed']);
+  assert.deepEqual(report.trials.map((t) => t.trial), ['conditional', 'rss', 'precompressed']);
+  // The ceiling (its answers checked like every server's) runs in the conditional mix, not the
+  // rss trial, and serves no precompressed siblings.
+  assert.deepEqual(report.trials.map((t) => t.servers), [['smartread', 'sirv', 'ceiling'], ['smartread', 'sirv'], ['smartread', 'sirv']]);
   assert.ok(report.trials[0].summary.ceiling.requestsPerSec > 0);
   for (const t of report.trials) {
     assert.equal(t.bestPeer, 'sirv');
@@ -48,6 +49,7 @@ test('bench:http measures serveStatic against a peer and reports ratios', { skip
   assert.ok(report.trials[1].summary.smartread.rssMaxMB > 0);
   assert.match(out, /conditional mix\s+smartread\s/);
   assert.match(out, /conditional mix\s+ceiling\s.*\(the limit\)/);
+  assert.match(out, /precompressed mix\s+smartread\s/);
   assert.ok(!fs.existsSync(path.join(tempDirs.disk, 'smartread-http-bench')), 'the bench removes its site');
 });
 
