@@ -15,7 +15,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { engineInfo } = require('smartread');
-const { checkNoFdLeak, writePattern, runToEnd, skipUnlessAvailable } = require('./helpers');
+const { checkNoFdLeak, writePattern, runToEnd, skipUnlessAvailable, assertSameBytes } = require('./helpers');
 const { useMounts, requestsLogged } = require('./mounts');
 
 // The mount first: the descriptor count waits for it, and its helpers' after hooks run after.
@@ -176,54 +176,38 @@ test("serveStatic on a server's mount that keeps no missing names asks it for a 
   assert.deepEqual(mine.filter((request) => request.tid === pid), [], 'no lookup made by the JS thread');
 });
 
-test("serveStatic on a server's mount asks it once for a name a burst of requests needs at the same time", async (t) => {
+test("serveStatic on a server's mount: decisions that need one name at the same time share its lookup, and reads of one file share a read", async (t) => {
   const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no confinement' : mounts.skipReason('fuse-latency');
   if (why) return t.skip(why);
   const mount = mounts.get('fuse-latency');
   const source = path.join(mount.backingDir, 'burst');
   fs.mkdirSync(source);
-  for (const name of ['alone.txt', 'wanted.txt']) writePattern(path.join(source, name), 1000);
-  // HEAD: the decision's lookups only, no reads. One request for a name, as the measure of what
-  // one asks of the daemon; then 16 at once for another, for a file and for a missing name.
-  const { pid, result: spanMs } = await jsThreadOfChild(`
-    const http = require('node:http');
-    const { serveStatic } = require('smartread/serve');
-    const handler = serveStatic(process.argv[1]);
-    const server = http.createServer(handler);
-    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
-    const head = (url) => new Promise((resolve, reject) => {
-      http.request({ host: '127.0.0.1', port: server.address().port, path: url, method: 'HEAD', agent }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode));
-      }).on('error', reject).end();
-    });
-    const expect = (what, statuses, status) => {
-      for (const got of statuses) if (got !== status) throw new Error(what + ': status ' + got + ', not ' + status);
-    };
-    expect('one request', [await head('/alone.txt')], 200);
-    expect('one request', [await head('/gone-alone.txt')], 404);
-    const start = performance.now();
-    const burst = (url) => Promise.all(Array.from({ length: 16 }, () => head(url)));
-    const [found, gone] = await Promise.all([burst('/wanted.txt'), burst('/gone.txt')]);
-    const spanMs = performance.now() - start;
-    expect('burst', found, 200);
-    expect('burst', gone, 404);
-    agent.destroy();
-    server.close();
-    handler.close();
-    return spanMs;
-  `, [path.join(mount.dir, 'burst')]);
-  const stats = (name) => requestsLogged(mount.opensLog).filter((request) => request.op === 'stat' && request.name === `/burst/${name}`);
-  // A burst longer than the moment the handler holds a file's attributes may ask again.
-  const rounds = 1 + Math.floor(spanMs / 1000);
-  for (const [name, alone] of [['wanted.txt', 'alone.txt'], ['gone.txt', 'gone-alone.txt']]) {
-    const once = stats(alone).length;
-    assert.ok(once >= 1, `${alone} was asked of the daemon`);
-    const asked = stats(name).length;
-    assert.ok(asked <= once * rounds, `16 requests at once for ${name} asked the daemon ${asked} times, one request ${once} times, in ${spanMs.toFixed(0)} ms`);
+  for (const name of ['alone.txt', 'wanted.txt']) writePattern(path.join(source, name), 3000);
+  const { StaticSite } = require('../dist/serve/static_site.js');
+  const site = new StaticSite(path.join(mount.dir, 'burst'), {}, test);
+  try {
+    // Made in one turn, so that every one waits for the daemon with the first. One alone, as the
+    // measure of what one asks of the daemon; then 16 together.
+    const decideAll = (url, count) => Promise.all(Array.from({ length: count }, () => site.decide('GET', url, {})));
+    const [alone] = await decideAll('/alone.txt', 1);
+    const wanted = await decideAll('/wanted.txt', 16);
+    const [goneAlone] = await decideAll('/gone-alone.txt', 1);
+    const gone = await decideAll('/gone.txt', 16);
+    for (const d of [alone, ...wanted]) assert.equal(d.kind, 'file');
+    for (const d of [goneAlone, ...gone]) assert.deepEqual([d.kind, d.status], ['error', 404]);
+    assert.ok(wanted.every((d) => d.entry === wanted[0].entry), 'one entry for the file');
+    assertSameBytes(await site.readWhole(alone.entry), fs.readFileSync(path.join(source, 'alone.txt')), 'alone.txt');
+    const expected = fs.readFileSync(path.join(source, 'wanted.txt'));
+    const bodies = await Promise.all(wanted.map((d) => site.readWhole(d.entry)));
+    for (const body of bodies) assertSameBytes(body, expected, 'wanted.txt');
+  } finally {
+    site.close();
   }
-  assert.deepEqual(requestsLogged(mount.opensLog).filter((request) => request.tid === pid && request.name.startsWith('/burst/')), [], 'no lookup made by the JS thread');
+  const asked = (op, name) => requestsLogged(mount.opensLog).filter((request) => request.op === op && request.name === `/burst/${name}`).length;
+  for (const [op, name, alone] of [['stat', 'wanted.txt', 'alone.txt'], ['stat', 'gone.txt', 'gone-alone.txt'], ['open', 'wanted.txt', 'alone.txt'], ['read', 'wanted.txt', 'alone.txt']]) {
+    assert.ok(asked(op, alone) >= 1, `${alone}: ${op} asked of the daemon`);
+    assert.equal(asked(op, name), asked(op, alone), `${op} asked of the daemon for ${name} by 16 at once, and for ${alone} by one`);
+  }
 });
 
 test("openReader's positional reads of a file on a server's mount are made on io_uring's workers, never on the JS thread", async (t) => {

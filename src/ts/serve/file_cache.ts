@@ -30,6 +30,8 @@ export class FileEntry {
   readonly ctimeMs: number;
   /** The bytes, for a small file the cache keeps; null otherwise. */
   body: Buffer | null = null;
+  /** The read of the bytes in flight, which other requests for the file share. */
+  reading: Promise<Buffer | 'changed'> | null = null;
   /** Used since the cache's clock hand last passed it. */
   referenced = false;
   /** What the response of this file sends, computed once (see StaticSite.headersFor). */

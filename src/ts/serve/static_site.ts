@@ -358,13 +358,16 @@ export class StaticSite {
       }
     }
     const st = yield { path, confirm: undefined };
+    // Another request may have made the entry while this one's lookup waited: then both share it
+    // (and the read of its bytes).
+    const current = this.cache.get(key);
     if (typeof st === 'number') {
-      if (cached !== undefined) this.cache.delete(cached);
+      if (current !== undefined) this.cache.delete(current);
       return st;
     }
-    if (cached !== undefined && cached.matches(st)) {
-      cached.referenced = true;
-      return cached;
+    if (current !== undefined && current.matches(st)) {
+      current.referenced = true;
+      return current;
     }
     const entry = new FileEntry(key, path, st, coding);
     this.cache.set(entry);
@@ -511,9 +514,20 @@ export class StaticSite {
     return headers;
   }
 
-  /** The file's bytes read whole, or 'changed' when the file is no longer the
-   * entry's (the caller decides again). */
-  async readWhole(entry: FileEntry): Promise<Buffer | 'changed'> {
+  /** The file's bytes read whole, or 'changed' when the file is no longer the entry's (the
+   * caller decides again). Requests for an entry whose bytes are being read share that read. */
+  readWhole(entry: FileEntry): Promise<Buffer | 'changed'> {
+    if (entry.reading !== null) return entry.reading;
+    const reading = this.readWholeNow(entry);
+    entry.reading = reading;
+    const done = () => {
+      if (entry.reading === reading) entry.reading = null;
+    };
+    reading.then(done, done);
+    return reading;
+  }
+
+  private async readWholeNow(entry: FileEntry): Promise<Buffer | 'changed'> {
     let body: Buffer;
     try {
       body = await smartRead(entry.rel, { [kReaderRoot]: this.root } as object) as Buffer;
