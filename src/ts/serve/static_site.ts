@@ -69,7 +69,8 @@ export interface ServeStaticOptions {
     maxFileSize?: number;
     /** The bytes kept in all (default 64 MiB). */
     maxBytes?: number;
-    /** The files whose stats and headers are kept (default 10,000). */
+    /** The files whose stats and headers are kept (default 10,000); as many missing names
+     * are kept, for a second, on a server's mount (see docs/serving.md). */
     maxEntries?: number;
   };
 }
