@@ -176,6 +176,58 @@ test("serveStatic on a server's mount that keeps no missing names asks it for a 
   assert.deepEqual(mine.filter((request) => request.tid === pid), [], 'no lookup made by the JS thread');
 });
 
+test("serveStatic on a server's mount that keeps names for no time checks a cached file there once a second, and a file gone meanwhile is a 404", async (t) => {
+  const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no confinement' : mounts.skipReason('fuse-latency');
+  if (why) return t.skip(why);
+  const mount = mounts.get('fuse-latency');
+  const source = path.join(mount.backingDir, 'held');
+  fs.mkdirSync(source);
+  // Two small files whose bytes the handler keeps (once their ctime is 100 ms old), and one it
+  // reads on every request.
+  writePattern(path.join(source, 'once.txt'), 500);
+  writePattern(path.join(source, 'often.txt'), 600);
+  writePattern(path.join(source, 'gone.bin'), 5000);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const { pid, result: spanMs } = await jsThreadOfChild(`
+    const fs = require('node:fs');
+    const http = require('node:http');
+    const { serveStatic } = require('smartread/serve');
+    const [source, mounted] = process.argv.slice(1, 3);
+    const handler = serveStatic(mounted, { cache: { maxFileSize: 1000 } });
+    const server = http.createServer(handler);
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const get = (url) => new Promise((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port: server.address().port, path: url }, (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks) }));
+      }).on('error', reject);
+    });
+    const expect = (what, got, status, name) => {
+      if (got.status !== status) throw new Error(what + ': status ' + got.status + ', not ' + status);
+      if (name !== undefined && !got.body.equals(fs.readFileSync(source + '/' + name))) throw new Error(what + ': wrong bytes');
+    };
+    expect('once', await get('/once.txt'), 200, 'once.txt');
+    const start = performance.now();
+    for (let i = 0; i < 10; i++) expect('often', await get('/often.txt'), 200, 'often.txt');
+    const spanMs = performance.now() - start;
+    // Gone on the server while the handler holds its entry: the read finds it gone, and the
+    // check made again asks the server.
+    expect('before it went', await get('/gone.bin'), 200, 'gone.bin');
+    fs.unlinkSync(source + '/gone.bin');
+    expect('gone', await get('/gone.bin'), 404);
+    server.close();
+    handler.close();
+    return spanMs;
+  `, [source, path.join(mount.dir, 'held')]);
+  const asked = (name) => requestsLogged(mount.opensLog).filter((request) => request.op === 'stat' && request.name === `/held/${name}`).length;
+  const once = asked('once.txt');
+  assert.ok(once >= 1, 'once.txt was asked of the daemon');
+  const most = once * (1 + Math.floor(spanMs / 1000));
+  assert.ok(asked('often.txt') <= most, `10 requests for often.txt asked the daemon ${asked('often.txt')} times, one request for once.txt ${once}, in ${spanMs.toFixed(0)} ms`);
+  assert.deepEqual(requestsLogged(mount.opensLog).filter((request) => request.tid === pid && request.name.startsWith('/held/')), [], 'nothing asked by the JS thread');
+});
+
 test("serveStatic on a server's mount: decisions that need one name at the same time share its lookup, and reads of one file share a read", async (t) => {
   const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no confinement' : mounts.skipReason('fuse-latency');
   if (why) return t.skip(why);

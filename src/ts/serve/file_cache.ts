@@ -37,12 +37,16 @@ export class FileEntry {
   /** What the response of this file sends, computed once (see StaticSite.headersFor). */
   headers: FileHeaders | null = null;
   /** When (performance.now()) a stat that asked the file's filesystem in full, not only the
-   * kernel's held attributes, last began: made now, as every stat an entry is made from is. */
+   * kernel's held attributes, last began: made now, as every stat an entry is made from is.
+   * -Infinity once a read found the file changed or gone: its next check asks in full. */
   statedAt = performance.now();
+  /** The stat the entry was made from (statBeneath's array, StatField's order). */
+  readonly stat: Float64Array;
 
   /** `key`: the cache's name for it; `rel`: its path beneath the root; `coding`: the content
    * coding of a precompressed sibling (rel then ends with its suffix). */
   constructor(readonly key: string, readonly rel: string, st: Float64Array, readonly coding?: Coding) {
+    this.stat = st;
     this.mode = st[StatField.Mode];
     this.size = st[StatField.Size];
     this.mtimeMs = st[StatField.MtimeMs];

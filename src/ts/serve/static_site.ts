@@ -252,18 +252,25 @@ export class StaticSite {
     return { rel, pathname, search };
   }
 
-  /** The answer to `step` without waiting for a disk or a server, or null where it would wait:
+  /**
+   * The answer to `step` without waiting for a disk or a server, or null where it would wait:
    * a name not in the dentry cache, a file on a filesystem whose stat asks a server (FUSE, NFS).
-   * A name the pool found missing within kHeldAttributesMs is missing still. */
+   * Within kHeldAttributesMs of the stat that asked such a server, a name the pool found missing
+   * is missing still, and a cached entry whose name the kernel no longer holds is taken as it
+   * was (on a mount that keeps names for no time, every check would ask the server).
+   */
   private lookNow(step: Lookup): Looked | null {
     const { dirfd, resolve } = this.root.confine;
     const { confirm } = step;
-    const raw = confirm === undefined
-      ? native!.statBeneathIfCached(step.path, dirfd, resolve)
-      : native!.statAtNow(step.path, dirfd, confirm.dev, performance.now() - confirm.statedAt < kHeldAttributesMs);
-    if (raw instanceof Float64Array) return raw;
-    if (raw === null) return confirm === undefined ? this.missing.get(step.path, performance.now()) ?? null : null;
-    return Math.abs(raw.errno);
+    if (confirm === undefined) {
+      const raw = native!.statBeneathIfCached(step.path, dirfd, resolve);
+      if (raw === null) return this.missing.get(step.path, performance.now()) ?? null;
+      return raw instanceof Float64Array ? raw : Math.abs(raw.errno);
+    }
+    const held = performance.now() - confirm.statedAt < kHeldAttributesMs;
+    const raw = native!.statAtNow(step.path, dirfd, confirm.dev, held);
+    if (raw === null) return held ? confirm.stat : null;
+    return raw instanceof Float64Array ? raw : Math.abs(raw.errno);
   }
 
   /**
@@ -533,9 +540,9 @@ export class StaticSite {
     try {
       body = await smartRead(entry.rel, { [kReaderRoot]: this.root } as object) as Buffer;
     } catch {
-      return 'changed';
+      return changed(entry);
     }
-    if (body.length !== entry.size) return 'changed';
+    if (body.length !== entry.size) return changed(entry);
     this.cache.keepBody(entry, body, Date.now());
     return body;
   }
@@ -549,7 +556,7 @@ export class StaticSite {
     try {
       fd = waits ? await this.root.openAsync(entry.rel, this.openStream) : this.root.openSync(entry.rel, this.openStream);
     } catch {
-      return 'changed';
+      return changed(entry);
     }
     let same = false;
     try {
@@ -559,7 +566,7 @@ export class StaticSite {
       if (!same && waits) fs.close(fd, () => {});
       else if (!same) fs.closeSync(fd);
     }
-    if (!same) return 'changed';
+    if (!same) return changed(entry);
     return new FileRangeStream(fd, start, end, this.streamChunk, kStreamDepth, entry.rel, waits);
   }
 
@@ -579,6 +586,13 @@ export class StaticSite {
     this.missing.clear();
     this.root.release();
   }
+}
+
+/** A read found `entry`'s file changed or gone: its next check asks the filesystem in full,
+ * not the attributes held for it (the caller decides again). */
+function changed(entry: FileEntry): 'changed' {
+  entry.statedAt = -Infinity;
+  return 'changed';
 }
 
 function hasDotSegment(rel: string): boolean {
