@@ -395,13 +395,17 @@ const MAX_REQUESTS = 2_000_000;
 
 // { requestsPerSec, latencyMs: { p50, p99, max }, bytesPerSec, requests, failures }. The
 // requests are a fixed list that every connection goes through in turn (autocannon builds each
-// one's bytes once: a request made per call would cost the load generator more than a server).
+// one's bytes once: a request made per call would cost the load generator more than a server),
+// each connection from its own place in it: clients of a site do not all ask for the same file
+// at the same moment, and a server that is slow on a file it has not served yet would
+// otherwise meet every connection there at once.
 function loadAutocannon(url, files, headersFor) {
   const requests = [];
   for (let i = 0; i < Math.max(files.length, headersFor ? 20 * files.length : 0); i++) {
     const rel = files[i % files.length];
     requests.push({ method: 'GET', path: `/${rel}`, headers: headersFor ? headersFor(i, rel) : {} });
   }
+  let clients = 0;
   return new Promise((resolve, reject) => {
     autocannon({
       url,
@@ -409,6 +413,10 @@ function loadAutocannon(url, files, headersFor) {
       duration: seconds,
       maxOverallRequests: MAX_REQUESTS,
       requests,
+      setupClient: (client) => {
+        const from = Math.floor((clients++ % connections) * requests.length / connections);
+        client.setRequests([...requests.slice(from), ...requests.slice(0, from)]);
+      },
     }, (err, res) => (err ? reject(err) : resolve({
       requestsPerSec: res.requests.total / res.duration,
       latencyMs: { p50: res.latency.p50, p99: res.latency.p99, max: res.latency.max },
