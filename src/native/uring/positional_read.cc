@@ -43,7 +43,7 @@ void PositionalRead::Start() {
 void PositionalRead::OnCompletion(Op*, int res) {
   op_.busy = false;
   res_ = res;
-  ring_->FinishPositional(this);
+  ring_->FinishSingle(this);
 }
 
 void PositionalRead::Cancel() {

@@ -13,23 +13,21 @@
 namespace smartread {
 namespace uring {
 
-// Lifecycle: made on the JS thread with the caller's view referenced; Start() queues its READ
-// (on the fixed-file slot, or on the fd itself when the reader got no slot); the completion
-// settles the promise with the count (a short count at EOF, as pread(2)) or a failure, and the
-// ring deletes it. At teardown the ring cancels it and deletes it unsettled.
-class PositionalRead final : public OpOwner {
+// A single op (ring.h, SingleOp): made on the JS thread with the caller's view referenced;
+// Start() queues its READ (on the fixed-file slot, or on the fd itself when the reader got no
+// slot); the completion settles the promise with the count (a short count at EOF, as pread(2))
+// or a failure.
+class PositionalRead final : public SingleOp {
  public:
   // `on_workers`: the file is on a server's mount, where an inline READ would wait for it.
   PositionalRead(Ring* ring, napi_deferred deferred, napi_ref view_ref, uint8_t* data,
                  uint32_t length, uint64_t position, int fd, bool fixed, bool on_workers);
-  ~PositionalRead();
+  ~PositionalRead() override;
 
-  void Start();
+  void Start() override;
   void OnCompletion(Op* op, int res) override;
-  // Asks the kernel to cancel the READ if it is in flight; its completion still comes.
-  void Cancel();
-  // Settles the promise; called once, on the JS thread, unless the environment is going away.
-  void Settle(napi_env env);
+  void Cancel() override;
+  void Settle(napi_env env) override;
 
  private:
   Ring* const ring_;

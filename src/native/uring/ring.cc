@@ -184,11 +184,11 @@ bool Ring::Setup(std::string* why) {
   napi_async_init(env_, resource, name, &async_context_);
   napi_add_async_cleanup_hook(env_, &Ring::OnTeardown, this, &cleanup_);
 
-  // Room in the completion queue is kept for positional reads (two completions each at most:
-  // the read and a cancel), but never more than half of a small (test-sized) queue.
-  const size_t positional_room = std::min<size_t>(2 * kMaxPositional, cq_capacity_ / 2);
-  max_positional_ = std::max<size_t>(1, positional_room / 2);
-  max_active_ = (cq_capacity_ - positional_room) / (2 * FileRead::kMaxOps);
+  // Room in the completion queue is kept for single ops (two completions each at most: the op
+  // and a cancel), but never more than half of a small (test-sized) queue.
+  const size_t singles_room = std::min<size_t>(2 * kMaxSingles, cq_capacity_ / 2);
+  max_singles_ = std::max<size_t>(1, singles_room / 2);
+  max_active_ = (cq_capacity_ - singles_room) / (2 * FileRead::kMaxOps);
   if (max_active_ > slots) max_active_ = slots;
   // A completion queue smaller than one read's worst case (only a test-sized ring) still runs
   // one read at a time: completions beyond its capacity wait in the kernel's overflow list
@@ -375,24 +375,28 @@ napi_value Ring::ReadAt(const Napi::CallbackInfo& info) {
       info[4].As<Napi::Number>().Uint32Value(), static_cast<uint64_t>(info[5].As<Napi::Number>().Int64Value()),
       info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::Boolean>().Value(),
       info[6].IsBoolean() && info[6].As<Napi::Boolean>().Value());
-  positional_waiting_.push_back(read);
-  StartWaitingPositional();
+  StartSingle(read);
   return promise;
 }
 
-void Ring::StartWaitingPositional() {
-  while (!positional_waiting_.empty() && positional_.size() < max_positional_) {
-    PositionalRead* read = positional_waiting_.front();
-    positional_waiting_.pop_front();
-    positional_.insert(read);
-    read->Start();
+void Ring::StartSingle(SingleOp* single) {
+  singles_waiting_.push_back(single);
+  StartWaitingSingles();
+}
+
+void Ring::StartWaitingSingles() {
+  while (!singles_waiting_.empty() && singles_.size() < max_singles_) {
+    SingleOp* single = singles_waiting_.front();
+    singles_waiting_.pop_front();
+    singles_.insert(single);
+    single->Start();
   }
 }
 
-void Ring::FinishPositional(PositionalRead* read) {
-  positional_.erase(read);
-  if (!closing_) read->Settle(env_);
-  delete read;
+void Ring::FinishSingle(SingleOp* single) {
+  singles_.erase(single);
+  if (!closing_) single->Settle(env_);
+  delete single;
 }
 
 void Ring::AddClient(RingClient* client) {
@@ -431,7 +435,7 @@ void Ring::Drive() {
     io_uring_submit_and_get_events(&ring_);
     const unsigned reaped = ReapReady();
     StartWaiting();
-    StartWaitingPositional();
+    StartWaitingSingles();
     // A client may end (and unregister itself) in Continue(): iterate over a copy.
     if (!clients_.empty()) {
       const std::vector<RingClient*> clients(clients_.begin(), clients_.end());
@@ -473,7 +477,7 @@ unsigned Ring::ReapReady() {
 
 void Ring::UpdateLoopRef() {
   if (poll_ == nullptr || closing_) return;
-  if (reads_.empty() && positional_.empty() && positional_waiting_.empty() && clients_.empty()) {
+  if (reads_.empty() && singles_.empty() && singles_waiting_.empty() && clients_.empty()) {
     uv_unref(reinterpret_cast<uv_handle_t*>(poll_));
   } else {
     uv_ref(reinterpret_cast<uv_handle_t*>(poll_));
@@ -508,7 +512,7 @@ void Ring::OnTeardown(napi_async_cleanup_hook_handle, void* arg) {
   // Cancel everything, then wait until every op has completed: until then the kernel may still
   // write into buffers that the environment is about to free.
   for (auto& entry : self->reads_) entry.second->Cancel();
-  for (PositionalRead* read : self->positional_) read->Cancel();
+  for (SingleOp* single : self->singles_) single->Cancel();
   for (RingClient* client : self->clients_) client->Cancel();
   while (self->ops_in_flight_ > 0) {
     io_uring_submit(&self->ring_);
@@ -519,10 +523,10 @@ void Ring::OnTeardown(napi_async_cleanup_hook_handle, void* arg) {
   for (auto& entry : self->reads_) delete entry.second;
   self->reads_.clear();
   self->waiting_.clear();
-  for (PositionalRead* read : self->positional_) delete read;
-  for (PositionalRead* read : self->positional_waiting_) delete read;
-  self->positional_.clear();
-  self->positional_waiting_.clear();
+  for (SingleOp* single : self->singles_) delete single;
+  for (SingleOp* single : self->singles_waiting_) delete single;
+  self->singles_.clear();
+  self->singles_waiting_.clear();
   // A client that ended during the wait has unregistered and deleted itself.
   const std::vector<RingClient*> clients(self->clients_.begin(), self->clients_.end());
   self->clients_.clear();

@@ -23,17 +23,33 @@ namespace smartread {
 namespace uring {
 
 class FileRead;
-class PositionalRead;
 struct Op;
 
-// What ops belong to: a whole-file read, or a positional read of an open file. Completions are
-// dispatched to it on the JS thread.
+// What ops belong to: a whole-file read, or a single op (a positional read of an open file).
+// Completions are dispatched to it on the JS thread.
 class OpOwner {
  public:
   virtual void OnCompletion(Op* op, int res) = 0;
 
  protected:
   ~OpOwner() = default;
+};
+
+// A request of one op in flight at a time (and at most one cancel of it), settled with one
+// promise: a positional read (PositionalRead). Lifecycle: made on the JS thread and handed to
+// Ring::StartSingle(), which starts it once the completion queue has room for it; its last
+// completion calls Ring::FinishSingle(), which settles it (unless the environment is going away)
+// and deletes it. At teardown the ring cancels it, waits for its completions, and deletes it
+// unsettled.
+class SingleOp : public OpOwner {
+ public:
+  virtual ~SingleOp() = default;
+  // Queues its first op (no syscall).
+  virtual void Start() = 0;
+  // Asks the kernel to cancel its op if one is in flight; the completion still comes.
+  virtual void Cancel() = 0;
+  // Settles the promise; called once, on the JS thread.
+  virtual void Settle(napi_env env) = 0;
 };
 
 // Work that submits ops of its own on the ring besides reads (writeMany's and mkdirMany's
@@ -94,8 +110,10 @@ class Ring {
   // queued like Read() until Submit(). onWorkers: the file is on a server's mount
   // (fileAsksServer), and its READ goes to io-wq's workers.
   napi_value ReadAt(const Napi::CallbackInfo& info);
-  // The positional read is done: settle its promise and delete it.
-  void FinishPositional(PositionalRead* read);
+  // Queues a single op's request, started once there is room for it.
+  void StartSingle(SingleOp* single);
+  // The single op's request is done: settle its promise and delete it.
+  void FinishSingle(SingleOp* single);
 
   // Clients other than reads (see RingClient).
   void AddClient(RingClient* client);
@@ -134,7 +152,7 @@ class Ring {
 
   void Start(FileRead* read);
   void StartWaiting();
-  void StartWaitingPositional();
+  void StartWaitingSingles();
   // Submits what is queued and handles every completion that is ready, repeatedly, so that
   // continuations of inline completions go out in the same turn.
   void Drive();
@@ -165,13 +183,13 @@ class Ring {
   std::vector<int> free_slots_;
   std::unordered_map<uint32_t, FileRead*> reads_;
   std::deque<FileRead*> waiting_;
-  // Positional reads have a budget of CQ entries of their own (one READ and at most one cancel
-  // each), set apart from that of whole-file reads: at most this many in flight (fewer on a
+  // Single ops have a budget of CQ entries of their own (one op and at most one cancel each),
+  // set apart from that of whole-file reads: at most this many in flight (fewer on a
   // test-sized ring, see Setup).
-  static constexpr size_t kMaxPositional = 1024;
-  size_t max_positional_ = kMaxPositional;
-  std::unordered_set<PositionalRead*> positional_;
-  std::deque<PositionalRead*> positional_waiting_;
+  static constexpr size_t kMaxSingles = 1024;
+  size_t max_singles_ = kMaxSingles;
+  std::unordered_set<SingleOp*> singles_;
+  std::deque<SingleOp*> singles_waiting_;
   std::unordered_set<RingClient*> clients_;
   unsigned sq_entries_ = 0;
   bool driving_ = false;
