@@ -24,12 +24,12 @@ checkNoFdLeak({ spawnsChildren: true, after: mounts.ready });
 
 /**
  * Runs `body` (statements, `await` allowed; `args` in process.argv from index 1) in a fresh
- * Node, which must end well. Returns its pid (the ID of its JS thread, which the daemon logs
- * for each request that thread made) and what `body` returned.
+ * Node, with `env` added to this one's, which must end well. Returns its pid (the ID of its JS
+ * thread, which the daemon logs for each request that thread made) and what `body` returned.
  */
-async function jsThreadOfChild(body, args) {
+async function jsThreadOfChild(body, args, env = {}) {
   const script = `(async () => {${body}})().then((result) => process.stdout.write(JSON.stringify({ pid: process.pid, result })), (err) => { console.error(err); process.exit(1); });`;
-  const child = await runToEnd(process.execPath, ['-e', script, ...args], { timeoutMs: 60000 });
+  const child = await runToEnd(process.execPath, ['-e', script, ...args], { timeoutMs: 60000, env });
   assert.equal(child.code, 0, child.stderr);
   return JSON.parse(child.stdout);
 }
@@ -315,4 +315,101 @@ test("whole-file reads on a server's mount whose names have lapsed read nothing 
   const mine = requestsLogged(mount.opensLog).filter((request) => names.some((name) => request.name === `/whole/${name}`));
   assert.ok(mine.filter((request) => request.op === 'read').length >= names.length * 3, 'every read reached the daemon');
   assert.deepEqual(mine.filter((request) => request.tid === pid), [], 'no read, stat or open of the files made by the JS thread');
+});
+
+// What serveStatic asks where a stat may wait is made by io_uring's workers, as many at a time
+// as are asked (libuv's pool has 4 threads, shared with every fs call), and on libuv's pool where
+// io_uring is turned off; never on the JS thread. The decisions of 32 names made at once, half of
+// them missing; each thread's name is read from /proc while the child still runs (io-wq's workers
+// are named iou-wrk-PID, and stay a few seconds once idle).
+for (const ring of [true, false]) {
+  test(`serveStatic's lookups on a server's mount are made ${ring ? "by io_uring's workers, more than libuv's pool has threads" : 'on libuv\'s pool with io_uring turned off'}`, async (t) => {
+    const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no confinement' : mounts.skipReason('fuse-latency');
+    if (why) return t.skip(why);
+    if (ring && skipUnlessAvailable(t, 'uring')) return;
+    const mount = mounts.get('fuse-latency');
+    const dir = ring ? 'ring' : 'pool';
+    fs.mkdirSync(path.join(mount.backingDir, dir));
+    const files = Array.from({ length: 16 }, (_, i) => `file-${i}.txt`);
+    for (const name of files) writePattern(path.join(mount.backingDir, dir, name), 700);
+    const names = [...files, ...files.map((name) => `${name}.missing`)];
+    const { pid, result } = await jsThreadOfChild(`
+      const fs = require('node:fs');
+      const [staticSite, mounted, ...names] = process.argv.slice(1);
+      const { StaticSite } = require(staticSite);
+      const site = new StaticSite(mounted, {}, () => {});
+      const decisions = await Promise.all(names.map((name) => site.decide('GET', '/' + name, {})));
+      const threads = {};
+      for (const tid of fs.readdirSync('/proc/self/task')) {
+        try {
+          threads[tid] = fs.readFileSync('/proc/self/task/' + tid + '/comm', 'utf8').trim();
+        } catch {}
+      }
+      site.close();
+      return { kinds: decisions.map((d) => d.kind === 'file' ? 'file' : d.status), threads };
+    `, [path.join(__dirname, '..', 'dist', 'serve', 'static_site.js'), path.join(mount.dir, dir), ...names], ring ? {} : { SMARTREAD_IO_URING: '0' });
+    assert.deepEqual(result.kinds, [...files.map(() => 'file'), ...files.map(() => 404)]);
+    const stats = requestsLogged(mount.opensLog).filter((request) => request.op === 'stat' && names.some((name) => request.name === `/${dir}/${name}`));
+    assert.deepEqual(names.filter((name) => !stats.some((request) => request.name === `/${dir}/${name}`)), [], 'every name asked of the daemon');
+    assert.deepEqual(stats.filter((request) => request.tid === pid), [], 'no lookup made by the JS thread');
+    const threadNames = stats.map((request) => result.threads[request.tid] ?? 'ended');
+    const byWorkers = threadNames.filter((name) => name.startsWith('iou-wrk-'));
+    if (ring) {
+      assert.equal(byWorkers.length, stats.length, `lookups by io_uring's workers (threads: ${[...new Set(threadNames)].join(', ')})`);
+      const threads = new Set(stats.map((request) => request.tid)).size;
+      assert.ok(threads > 4, `32 lookups at once made by ${threads} workers`);
+    } else {
+      assert.deepEqual(byWorkers, [], "no lookup by io_uring's workers");
+    }
+  });
+}
+
+// Lookups in flight when their environment goes: a worker terminated while its handler's 32
+// lookups wait for the daemon, 20 times over, leaves no descriptor open in the process (each
+// confined lookup holds an O_PATH descriptor between its OPENAT2 and its STATX); and a process
+// that exits with lookups in flight ends as it was asked to.
+test("serveStatic's lookups in flight on a server's mount: workers terminated and a process that exits leave nothing behind", async (t) => {
+  const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no confinement' : mounts.skipReason('fuse-latency');
+  if (why) return t.skip(why);
+  const mount = mounts.get('fuse-latency');
+  fs.mkdirSync(path.join(mount.backingDir, 'gone'));
+  const names = Array.from({ length: 32 }, (_, i) => `file-${i}.txt`);
+  for (const name of names.slice(0, 16)) writePattern(path.join(mount.backingDir, 'gone', name), 300);
+  const staticSite = path.join(__dirname, '..', 'dist', 'serve', 'static_site.js');
+  const mounted = path.join(mount.dir, 'gone');
+  const asking = `
+    const site = new StaticSite(mounted, {}, () => {});
+    for (const name of names) Promise.resolve(site.decide('GET', '/' + name, {})).catch(() => {});
+  `;
+  const { result } = await jsThreadOfChild(`
+    const fs = require('node:fs');
+    const { Worker } = require('node:worker_threads');
+    const [staticSite, mounted, ...names] = process.argv.slice(1);
+    const fds = () => fs.readdirSync('/proc/self/fd').length;
+    // What a process keeps once it has run a worker, counted after a first one that asked nothing.
+    const first = new Worker('', { eval: true });
+    await new Promise((resolve) => first.once('exit', resolve));
+    const before = fds();
+    for (let round = 0; round < 20; round++) {
+      const worker = new Worker(\`
+        const { parentPort, workerData: { staticSite, mounted, names } } = require('node:worker_threads');
+        const { StaticSite } = require(staticSite);
+        ${asking}
+        parentPort.postMessage('asked');
+      \`, { eval: true, workerData: { staticSite, mounted, names } });
+      await new Promise((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
+      await worker.terminate();
+    }
+    // A terminated worker's own descriptors (its loop's) may close a moment after terminate().
+    for (let waited = 0; fds() !== before && waited < 5000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    return { before, after: fds(), open: fs.readdirSync('/proc/self/fd').map((fd) => { try { return fs.readlinkSync('/proc/self/fd/' + fd); } catch { return '?'; } }) };
+  `, [staticSite, mounted, ...names]);
+  assert.equal(result.after, result.before, `descriptors after 20 terminated workers: ${JSON.stringify(result.open)}`);
+  const exiting = await runToEnd(process.execPath, ['-e', `
+    const [staticSite, mounted, ...names] = process.argv.slice(1);
+    const { StaticSite } = require(staticSite);
+    ${asking}
+    setImmediate(() => process.exit(7));
+  `, staticSite, mounted, ...names], { timeoutMs: 60000 });
+  assert.deepEqual([exiting.code, exiting.signal ?? null, exiting.stderr], [7, null, '']);
 });

@@ -94,6 +94,8 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("uringRegisterFile", &Addon::UringRegisterFile),
         InstanceMethod("uringUnregisterFile", &Addon::UringUnregisterFile),
         InstanceMethod("uringReadAt", &Addon::UringReadAt),
+        InstanceMethod("uringCanLookUp", &Addon::UringCanLookUp),
+        InstanceMethod("uringLookUp", &Addon::UringLookUp),
         InstanceMethod("uringWriteSupport", &Addon::UringWriteSupport),
         InstanceMethod("uringWriteFiles", &Addon::UringWriteFiles),
         InstanceMethod("uringMkdirMany", &Addon::UringMkdirMany),
@@ -355,6 +357,19 @@ class Addon : public Napi::Addon<Addon> {
       return info.Env().Undefined();
     }
     return Napi::Value(info.Env(), ring_->ReadAt(info));
+  }
+
+  // uringCanLookUp() -> whether uringLookUp can be used (the ring is set up, with OPENAT2).
+  Napi::Value UringCanLookUp(const Napi::CallbackInfo& info) {
+    return Napi::Boolean::New(info.Env(), ring_ != nullptr && ring_->can_look_up());
+  }
+
+  Napi::Value UringLookUp(const Napi::CallbackInfo& info) {
+    if (ring_ == nullptr || !ring_->can_look_up()) {
+      Napi::Error::New(info.Env(), "smartread: io_uring cannot make lookups here").ThrowAsJavaScriptException();
+      return info.Env().Undefined();
+    }
+    return Napi::Value(info.Env(), ring_->LookUp(info));
   }
 
   // uringWriteSupport() -> { writes, atomic, mkdir, why? }: what the kernel's io_uring can do

@@ -21,26 +21,6 @@ namespace smartread {
 
 namespace {
 
-// [mode, size, mtimeMs, ino, dev, ctimeMs], the layout statBeneath and statAt share; nullptr
-// where the array could not be made (in raw N-API, so that a pool job's Settle may use it while
-// a worker is being terminated).
-napi_value StatToJs(napi_env env, const struct stat& st) {
-  napi_value buffer, array;
-  void* data = nullptr;
-  if (napi_create_arraybuffer(env, 6 * sizeof(double), &data, &buffer) != napi_ok ||
-      napi_create_typedarray(env, napi_float64_array, 6, buffer, 0, &array) != napi_ok) {
-    return nullptr;
-  }
-  double* out = static_cast<double*>(data);
-  out[0] = static_cast<double>(st.st_mode);
-  out[1] = static_cast<double>(st.st_size);
-  out[2] = static_cast<double>(st.st_mtim.tv_sec) * 1e3 + static_cast<double>(st.st_mtim.tv_nsec) / 1e6;
-  out[3] = static_cast<double>(st.st_ino);
-  out[4] = static_cast<double>(st.st_dev);
-  out[5] = static_cast<double>(st.st_ctim.tv_sec) * 1e3 + static_cast<double>(st.st_ctim.tv_nsec) / 1e6;
-  return array;
-}
-
 // statBeneath's lookup (confined) or statAt's (unconfined, from `dirfd`); 0 or an errno.
 int LookUp(const char* path, bool confined, const Confinement& confinement, struct stat* st) {
   if (!confined) return fstatat(confinement.dirfd, path, st, 0) < 0 ? errno : 0;
@@ -110,6 +90,34 @@ class OpenJob final : public PoolJob {
 
 }  // namespace
 
+napi_value StatToJs(napi_env env, const struct stat& st) {
+  napi_value buffer, array;
+  void* data = nullptr;
+  if (napi_create_arraybuffer(env, 6 * sizeof(double), &data, &buffer) != napi_ok ||
+      napi_create_typedarray(env, napi_float64_array, 6, buffer, 0, &array) != napi_ok) {
+    return nullptr;
+  }
+  double* out = static_cast<double*>(data);
+  out[0] = static_cast<double>(st.st_mode);
+  out[1] = static_cast<double>(st.st_size);
+  out[2] = static_cast<double>(st.st_mtim.tv_sec) * 1e3 + static_cast<double>(st.st_mtim.tv_nsec) / 1e6;
+  out[3] = static_cast<double>(st.st_ino);
+  out[4] = static_cast<double>(st.st_dev);
+  out[5] = static_cast<double>(st.st_ctim.tv_sec) * 1e3 + static_cast<double>(st.st_ctim.tv_nsec) / 1e6;
+  return array;
+}
+
+struct stat StatFromStatx(const struct statx& stx) {
+  struct stat st {};
+  st.st_mode = stx.stx_mode;
+  st.st_size = static_cast<off_t>(stx.stx_size);
+  st.st_mtim = {stx.stx_mtime.tv_sec, stx.stx_mtime.tv_nsec};
+  st.st_ino = stx.stx_ino;
+  st.st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+  st.st_ctim = {stx.stx_ctime.tv_sec, stx.stx_ctime.tv_nsec};
+  return st;
+}
+
 Napi::Value StatBeneath(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Failure failure;
@@ -173,14 +181,7 @@ Napi::Value StatAtNow(const Napi::CallbackInfo& info, Instance& instance) {
   const int err = statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_BASIC_STATS, &stx) < 0 ? errno : 0;
   close(fd);
   if (err != 0) return FailureToJs(env, Failure::Errno(err, Syscall::kStat));
-  struct stat st {};
-  st.st_mode = stx.stx_mode;
-  st.st_size = static_cast<off_t>(stx.stx_size);
-  st.st_mtim = {stx.stx_mtime.tv_sec, stx.stx_mtime.tv_nsec};
-  st.st_ino = stx.stx_ino;
-  st.st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-  st.st_ctim = {stx.stx_ctime.tv_sec, stx.stx_ctime.tv_nsec};
-  return Napi::Value(env, StatToJs(env, st));
+  return Napi::Value(env, StatToJs(env, StatFromStatx(stx)));
 }
 
 Napi::Value StatAsync(const Napi::CallbackInfo& info, bool confined) {

@@ -3,10 +3,18 @@
 #pragma once
 
 #include <napi.h>
+#include <sys/stat.h>
 
 #include "instance.h"
 
 namespace smartread {
+
+// [mode, size, mtimeMs, ino, dev, ctimeMs], the layout every lookup below and the ring's
+// (uring/lookup.h) give; nullptr where the array could not be made (in raw N-API, so that a
+// pool job's Settle may use it while a worker is being terminated).
+napi_value StatToJs(napi_env env, const struct stat& st);
+// The fields of `stx` that StatToJs gives, as a struct stat.
+struct stat StatFromStatx(const struct statx& stx);
 
 // statBeneath(path: string | Buffer, dirfd?: number, resolve?: number)
 //   -> Float64Array [mode, size, mtimeMs, ino, dev, ctimeMs] | {errno, syscall: 'stat'}
@@ -42,8 +50,8 @@ Napi::Value StatAtNow(const Napi::CallbackInfo& info, Instance& instance);
 // statAtAsync(path: string | Buffer, dirfd: number)
 //   -> Promise<Float64Array | {errno, syscall: 'stat'}>
 // statBeneath and statAt on libuv's thread pool (`confined` tells which), for lookups that may
-// wait for a disk or a server. The directory's descriptor must stay open until the promise
-// settles.
+// wait for a disk or a server where the ring cannot make them (uring/lookup.h). The
+// directory's descriptor must stay open until the promise settles.
 Napi::Value StatAsync(const Napi::CallbackInfo& info, bool confined);
 
 // openBeneath(path: string | Buffer, flags: number, dirfd?: number, resolve?: number)

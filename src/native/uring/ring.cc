@@ -21,6 +21,7 @@
 #include "../common/args.h"
 #include "../common/file_io.h"
 #include "../read/mount_table.h"
+#include "lookup.h"
 #include "positional_read.h"
 #include "read_file.h"
 
@@ -136,6 +137,8 @@ bool Ring::Setup(std::string* why) {
                       io_uring_opcode_supported(probe, IORING_OP_READ) &&
                       io_uring_opcode_supported(probe, IORING_OP_CLOSE) &&
                       io_uring_opcode_supported(probe, IORING_OP_ASYNC_CANCEL);
+  // Lookups are made here only where OPENAT2 is (5.6, as OPENAT); else on libuv's pool.
+  can_look_up_ = io_uring_opcode_supported(probe, IORING_OP_OPENAT2);
   io_uring_free_probe(probe);
   if (!ops_ok) return fail("io_uring lacks OPENAT, STATX, READ, CLOSE or ASYNC_CANCEL", EOPNOTSUPP);
   // Direct descriptors (5.15) in a sparse table (5.19): opened files never enter the process's
@@ -376,6 +379,20 @@ napi_value Ring::ReadAt(const Napi::CallbackInfo& info) {
       info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::Boolean>().Value(),
       info[6].IsBoolean() && info[6].As<Napi::Boolean>().Value());
   StartSingle(read);
+  return promise;
+}
+
+napi_value Ring::LookUp(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  Failure failure;
+  PathArg path;
+  if (!path.From(env, info[0], &failure)) return FailureToJs(Napi::Env(env), failure);
+  napi_deferred deferred;
+  napi_value promise = nullptr;
+  // As in Read(): under a worker's termination, nothing is started.
+  if (napi_create_promise(env, &deferred, &promise) != napi_ok) return nullptr;
+  Confinement confinement = ConfinementFromJs(info, 1);
+  StartSingle(new Lookup(this, deferred, path.c_str(), confinement, info[3].ToBoolean().Value()));
   return promise;
 }
 

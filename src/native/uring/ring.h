@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// One io_uring per Node environment: whole-file reads as linked chains on direct descriptors and
-// positional reads of files kept open, submitted in batches, completed on the environment's own
-// loop through an eventfd.
+// One io_uring per Node environment: whole-file reads as linked chains on direct descriptors,
+// positional reads of files kept open and lookups, submitted in batches, completed on the
+// environment's own loop through an eventfd.
 #pragma once
 
 #ifdef HAVE_LIBURING
@@ -25,8 +25,8 @@ namespace uring {
 class FileRead;
 struct Op;
 
-// What ops belong to: a whole-file read, or a single op (a positional read of an open file).
-// Completions are dispatched to it on the JS thread.
+// What ops belong to: a whole-file read, or a single op (a positional read of an open file, a
+// lookup). Completions are dispatched to it on the JS thread.
 class OpOwner {
  public:
   virtual void OnCompletion(Op* op, int res) = 0;
@@ -36,11 +36,11 @@ class OpOwner {
 };
 
 // A request of one op in flight at a time (and at most one cancel of it), settled with one
-// promise: a positional read (PositionalRead). Lifecycle: made on the JS thread and handed to
-// Ring::StartSingle(), which starts it once the completion queue has room for it; its last
-// completion calls Ring::FinishSingle(), which settles it (unless the environment is going away)
-// and deletes it. At teardown the ring cancels it, waits for its completions, and deletes it
-// unsettled.
+// promise: a positional read (PositionalRead), a lookup (Lookup). Lifecycle: made on the JS
+// thread and handed to Ring::StartSingle(), which starts it once the completion queue has room
+// for it; its last completion calls Ring::FinishSingle(), which settles it (unless the
+// environment is going away) and deletes it. At teardown the ring cancels it, waits for its
+// completions, and deletes it unsettled.
 class SingleOp : public OpOwner {
  public:
   virtual ~SingleOp() = default;
@@ -83,8 +83,9 @@ struct Op {
 //   Create()    on the first io_uring read of an environment, on its JS thread. Any setup error
 //               means "not available" and is reported as a reason, never thrown.
 //   Read()      queues a read (no syscall), as ReadAt() queues a positional read of a file a
-//               reader keeps in a fixed-file slot (RegisterFile() .. UnregisterFile());
-//               Submit(), from a microtask, submits the batch (both kinds together) and
+//               reader keeps in a fixed-file slot (RegisterFile() .. UnregisterFile()) and
+//               LookUp() a lookup; Submit(), from a microtask, submits the batch (every kind
+//               together) and
 //               handles what completed inline; later completions wake the loop's uv_poll on the
 //               eventfd and are handled there, with promises settled in a callback scope.
 //   teardown    the environment's async cleanup hook cancels every read, waits until the kernel
@@ -110,6 +111,11 @@ class Ring {
   // queued like Read() until Submit(). onWorkers: the file is on a server's mount
   // (fileAsksServer), and its READ goes to io-wq's workers.
   napi_value ReadAt(const Napi::CallbackInfo& info);
+  // lookUp(path, dirfd, resolve, confined) -> Promise<Float64Array | failure>: statBeneath
+  // (confined) or statAt on io-wq's workers (src/native/uring/lookup.h); queued like Read().
+  napi_value LookUp(const Napi::CallbackInfo& info);
+  // Whether the kernel's io_uring can make lookups (OPENAT2, 5.6).
+  bool can_look_up() const { return can_look_up_; }
   // Queues a single op's request, started once there is room for it.
   void StartSingle(SingleOp* single);
   // The single op's request is done: settle its promise and delete it.
@@ -190,6 +196,7 @@ class Ring {
   size_t max_singles_ = kMaxSingles;
   std::unordered_set<SingleOp*> singles_;
   std::deque<SingleOp*> singles_waiting_;
+  bool can_look_up_ = false;
   std::unordered_set<RingClient*> clients_;
   unsigned sq_entries_ = 0;
   bool driving_ = false;
