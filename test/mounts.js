@@ -10,6 +10,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { engineInfo } = require('smartread');
 const { MountSet, mountUnavailable, mountsUnder, buildFuseLatency } = require('../bench/mounts');
 
 const LABELS = { overlay: 'overlay', fuse: 'bindfs', 'fuse-latency': 'fuse-latency' };
@@ -20,7 +21,8 @@ const LABELS = { overlay: 'overlay', fuse: 'bindfs', 'fuse-latency': 'fuse-laten
  * left in /proc/self/mounts. `options.fuseLatencyCacheMs`: how long the kernel keeps the
  * fuse-latency mount's names and attributes (default a day; 0: every lookup and stat reaches the
  * daemon). Returns { ready (settles once mounted), all: [{ kind, label }], get(kind) → the mount (bench/mounts.js:
- * { dir, backingDir, upperDir? }) or null, skipReason(kind) → why it is not there, or null }.
+ * { dir, backingDir, upperDir? }) or null, skipReason(kind) → why it is not there, or null,
+ * forTest(t, kind, { needs }) → the mount, or null with t skipped }.
  * Declared now, so that tests can be declared per kind; the mounts exist from the hook on.
  */
 function useMounts(kinds = ['overlay', 'fuse'], { fuseLatencyCacheMs = null } = {}) {
@@ -39,6 +41,7 @@ function useMounts(kinds = ['overlay', 'fuse'], { fuseLatencyCacheMs = null } = 
   // daemons' own are no descriptors of the tests.
   let mounted;
   const ready = new Promise((resolve) => { mounted = resolve; });
+  const skipReason = (kind) => (mounts.has(kind) ? null : reasons.get(kind) ?? 'not mounted yet');
   const mountAll = async () => {
     if (kinds.every((kind) => reasons.get(kind) !== null)) return;
     parent = fs.mkdtempSync(path.join(os.tmpdir(), 'smartread-mounts-test-'));
@@ -75,7 +78,20 @@ function useMounts(kinds = ['overlay', 'fuse'], { fuseLatencyCacheMs = null } = 
     ready,
     all: kinds.map((kind) => ({ kind, label: LABELS[kind] })),
     get: (kind) => mounts.get(kind) ?? null,
-    skipReason: (kind) => (mounts.has(kind) ? null : reasons.get(kind) ?? 'not mounted yet'),
+    skipReason,
+    /**
+     * The mount of `kind` for the test `t`, or null once `t` is skipped with the reason: the
+     * pure-JS engine, where the test needs what only the addon has (`needs`: 'confinement',
+     * 'io_uring'...), or a mount this process could not make.
+     */
+    forTest(t, kind, { needs = null } = {}) {
+      const why = needs !== null && engineInfo().engine !== 'native' ? `the pure-JS engine has no ${needs}` : skipReason(kind);
+      if (why) {
+        t.skip(why);
+        return null;
+      }
+      return mounts.get(kind);
+    },
   };
 }
 

@@ -14,7 +14,6 @@ const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { engineInfo } = require('smartread');
 const { checkNoFdLeak, writePattern, runToEnd, skipUnlessAvailable, assertSameBytes } = require('./helpers');
 const { useMounts, requestsLogged } = require('./mounts');
 
@@ -107,9 +106,8 @@ function writeSite(mount, dir) {
 
 for (const framework of ['node:http', 'fastify']) {
   test(`serveStatic (${framework}) on a server's mount whose attributes have lapsed asks it nothing on the JS thread`, async (t) => {
-    const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no confinement' : mounts.skipReason('fuse-latency');
-    if (why) return t.skip(why);
-    const mount = mounts.get('fuse-latency');
+    const mount = mounts.forTest(t, 'fuse-latency', { needs: 'confinement' });
+    if (mount === null) return;
     const dir = framework === 'fastify' ? 'fastify' : 'http';
     const names = writeSite(mount, dir);
     const { pid } = await jsThreadOfChild(serving, [path.join(mount.backingDir, dir), path.join(mount.dir, dir), framework]);
@@ -124,9 +122,8 @@ for (const framework of ['node:http', 'fastify']) {
 }
 
 test("serveStatic on a server's mount that keeps no missing names asks it for a missing one once a second, and serves a file made meanwhile", async (t) => {
-  const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no confinement' : mounts.skipReason('fuse-latency');
-  if (why) return t.skip(why);
-  const mount = mounts.get('fuse-latency');
+  const mount = mounts.forTest(t, 'fuse-latency', { needs: 'confinement' });
+  if (mount === null) return;
   const source = path.join(mount.backingDir, 'missing');
   fs.mkdirSync(source);
   writePattern(path.join(source, 'plain.txt'), 2000);
@@ -177,9 +174,8 @@ test("serveStatic on a server's mount that keeps no missing names asks it for a 
 });
 
 test("serveStatic on a server's mount that keeps names for no time checks a cached file there once a second, and a file gone meanwhile is a 404", async (t) => {
-  const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no confinement' : mounts.skipReason('fuse-latency');
-  if (why) return t.skip(why);
-  const mount = mounts.get('fuse-latency');
+  const mount = mounts.forTest(t, 'fuse-latency', { needs: 'confinement' });
+  if (mount === null) return;
   const source = path.join(mount.backingDir, 'held');
   fs.mkdirSync(source);
   // Two small files whose bytes the handler keeps (once their ctime is 100 ms old), and one it
@@ -229,9 +225,8 @@ test("serveStatic on a server's mount that keeps names for no time checks a cach
 });
 
 test("serveStatic on a server's mount: decisions that need one name at the same time share its lookup, and reads of one file share a read", async (t) => {
-  const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no confinement' : mounts.skipReason('fuse-latency');
-  if (why) return t.skip(why);
-  const mount = mounts.get('fuse-latency');
+  const mount = mounts.forTest(t, 'fuse-latency', { needs: 'confinement' });
+  if (mount === null) return;
   const source = path.join(mount.backingDir, 'burst');
   fs.mkdirSync(source);
   for (const name of ['alone.txt', 'wanted.txt']) writePattern(path.join(source, name), 3000);
@@ -263,10 +258,9 @@ test("serveStatic on a server's mount: decisions that need one name at the same 
 });
 
 test("openReader's positional reads of a file on a server's mount are made on io_uring's workers, never on the JS thread", async (t) => {
-  const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no io_uring' : mounts.skipReason('fuse-latency');
-  if (why) return t.skip(why);
+  const mount = mounts.forTest(t, 'fuse-latency', { needs: 'io_uring' });
+  if (mount === null) return;
   if (skipUnlessAvailable(t, 'uring')) return;
-  const mount = mounts.get('fuse-latency');
   fs.mkdirSync(path.join(mount.backingDir, 'reader'));
   writePattern(path.join(mount.backingDir, 'reader', 'data.bin'), 256 * 1024);
   // Reads of 4 KiB, under the size from which every read goes to the workers anyway.
@@ -288,10 +282,9 @@ test("openReader's positional reads of a file on a server's mount are made on io
 });
 
 test("whole-file reads on a server's mount whose names have lapsed read nothing there on the JS thread, with 'auto', 'uring' and beneath a root", async (t) => {
-  const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no io_uring' : mounts.skipReason('fuse-latency');
-  if (why) return t.skip(why);
+  const mount = mounts.forTest(t, 'fuse-latency', { needs: 'io_uring' });
+  if (mount === null) return;
   if (skipUnlessAvailable(t, 'uring')) return;
-  const mount = mounts.get('fuse-latency');
   fs.mkdirSync(path.join(mount.backingDir, 'whole'));
   // Past the first READs (68 KiB) and under the size from which chunks go to the workers anyway
   // (512 KiB); and past it, in chunks.
@@ -324,10 +317,9 @@ test("whole-file reads on a server's mount whose names have lapsed read nothing 
 // are named iou-wrk-PID, and stay a few seconds once idle).
 for (const ring of [true, false]) {
   test(`serveStatic's lookups on a server's mount are made ${ring ? "by io_uring's workers, more than libuv's pool has threads" : 'on libuv\'s pool with io_uring turned off'}`, async (t) => {
-    const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no confinement' : mounts.skipReason('fuse-latency');
-    if (why) return t.skip(why);
+    const mount = mounts.forTest(t, 'fuse-latency', { needs: 'confinement' });
+    if (mount === null) return;
     if (ring && skipUnlessAvailable(t, 'uring')) return;
-    const mount = mounts.get('fuse-latency');
     const dir = ring ? 'ring' : 'pool';
     fs.mkdirSync(path.join(mount.backingDir, dir));
     const files = Array.from({ length: 16 }, (_, i) => `file-${i}.txt`);
@@ -369,9 +361,8 @@ for (const ring of [true, false]) {
 // confined lookup holds an O_PATH descriptor between its OPENAT2 and its STATX); and a process
 // that exits with lookups in flight ends as it was asked to.
 test("serveStatic's lookups in flight on a server's mount: workers terminated and a process that exits leave nothing behind", async (t) => {
-  const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no confinement' : mounts.skipReason('fuse-latency');
-  if (why) return t.skip(why);
-  const mount = mounts.get('fuse-latency');
+  const mount = mounts.forTest(t, 'fuse-latency', { needs: 'confinement' });
+  if (mount === null) return;
   fs.mkdirSync(path.join(mount.backingDir, 'gone'));
   const names = Array.from({ length: 32 }, (_, i) => `file-${i}.txt`);
   for (const name of names.slice(0, 16)) writePattern(path.join(mount.backingDir, 'gone', name), 300);

@@ -65,10 +65,9 @@ async function readInFreshChild(mount, dir, count, reads) {
 }
 
 test("strategy 'uring' opens files on a server's mount on io_uring's workers, never on the JS thread", async (t) => {
-  const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no io_uring' : mounts.skipReason('fuse-latency');
-  if (why) return t.skip(why);
+  const mount = mounts.forTest(t, 'fuse-latency', { needs: 'io_uring' });
+  if (mount === null) return;
   if (skipUnlessAvailable(t, 'uring')) return;
-  const mount = mounts.get('fuse-latency');
   const { names, pid } = await readInFreshChild(mount, 'opens', 40, `
     (await readMany(paths, { strategy: 'uring' })).forEach(check);
     check(await smartRead(paths[0], { strategy: 'uring' }), 0);
@@ -77,9 +76,8 @@ test("strategy 'uring' opens files on a server's mount on io_uring's workers, ne
 });
 
 test("'auto' reads files on a server's mount for the first time without an open or a statfs on the JS thread", async (t) => {
-  const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no fast path' : mounts.skipReason('fuse-latency');
-  if (why) return t.skip(why);
-  const mount = mounts.get('fuse-latency');
+  const mount = mounts.forTest(t, 'fuse-latency', { needs: 'fast path' });
+  if (mount === null) return;
   // smartRead of half of them one after another, readMany of the rest.
   const { names, pid } = await readInFreshChild(mount, 'first', 20, `
     for (let i = 0; i < 10; i++) check(await smartRead(paths[i]), i);
@@ -92,9 +90,8 @@ test("'auto' reads files on a server's mount for the first time without an open 
 });
 
 test("reads confined beneath a root on a server's mount open nothing there on the JS thread, with 'auto' and 'uring'", async (t) => {
-  const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no confinement' : mounts.skipReason('fuse-latency');
-  if (why) return t.skip(why);
-  const mount = mounts.get('fuse-latency');
+  const mount = mounts.forTest(t, 'fuse-latency', { needs: 'confinement' });
+  if (mount === null) return;
   // Where io_uring is refused, the last ten go to the engine auto chooses, as the others do.
   const forced = engineInfo().uring?.available ? 'uring' : 'auto';
   // createReader's root is the mount: the reads name files beneath it, relative to its descriptor.
@@ -110,9 +107,8 @@ test("reads confined beneath a root on a server's mount open nothing there on th
 });
 
 test("serveStatic's streamed files and a reader's readRange on a server's mount are opened on the thread pool, never on the JS thread", async (t) => {
-  const why = engineInfo().engine !== 'native' ? 'the pure-JS engine has no confinement' : mounts.skipReason('fuse-latency');
-  if (why) return t.skip(why);
-  const mount = mounts.get('fuse-latency');
+  const mount = mounts.forTest(t, 'fuse-latency', { needs: 'confinement' });
+  if (mount === null) return;
   // Every file is streamed (streamFrom 1 KiB), fetched over a real socket from the same child.
   const { names, pid } = await readInFreshChild(mount, 'streamed', 20, `
     const http = require('node:http');
