@@ -28,7 +28,7 @@
         "src/native/write/mkdir_all.cc",
         "src/native/write/threadpool_write.cc",
         "src/native/write/write_file.cc",
-        "src/native/uring/lookup.cc",
+        "src/native/uring/beneath_op.cc",
         "src/native/uring/positional_read.cc",
         "src/native/uring/read_file.cc",
         "src/native/uring/cached_batch.cc",

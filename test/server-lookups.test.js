@@ -310,13 +310,14 @@ test("whole-file reads on a server's mount whose names have lapsed read nothing 
   assert.deepEqual(mine.filter((request) => request.tid === pid), [], 'no read, stat or open of the files made by the JS thread');
 });
 
-// What serveStatic asks where a stat may wait is made by io_uring's workers, as many at a time
-// as are asked (libuv's pool has 4 threads, shared with every fs call), and on libuv's pool where
-// io_uring is turned off; never on the JS thread. The decisions of 32 names made at once, half of
-// them missing; each thread's name is read from /proc while the child still runs (io-wq's workers
-// are named iou-wrk-PID, and stay a few seconds once idle).
+// What serveStatic and confined readers ask where a lookup or an open may wait is made by
+// io_uring's workers, as many at a time as are asked (libuv's pool has 4 threads, shared with
+// every fs call), and on libuv's pool where io_uring is turned off; never on the JS thread. The
+// decisions of 32 names made at once, half of them missing, then the opens of the 16 files (as a
+// streamed response and readRange make them); each thread's name is read from /proc while the
+// child still runs (io-wq's workers are named iou-wrk-PID, and stay a few seconds once idle).
 for (const ring of [true, false]) {
-  test(`serveStatic's lookups on a server's mount are made ${ring ? "by io_uring's workers, more than libuv's pool has threads" : 'on libuv\'s pool with io_uring turned off'}`, async (t) => {
+  test(`serveStatic's lookups and opens on a server's mount are made ${ring ? "by io_uring's workers, more than libuv's pool has threads" : 'on libuv\'s pool with io_uring turned off'}`, async (t) => {
     const mount = mounts.forTest(t, 'fuse-latency', { needs: 'confinement' });
     if (mount === null) return;
     if (ring && skipUnlessAvailable(t, 'uring')) return;
@@ -331,6 +332,9 @@ for (const ring of [true, false]) {
       const { StaticSite } = require(staticSite);
       const site = new StaticSite(mounted, {}, () => {});
       const decisions = await Promise.all(names.map((name) => site.decide('GET', '/' + name, {})));
+      const fds = await Promise.all(names.slice(0, 16).map((name) => site.root.openAsync(name, () => {})));
+      const opened = fds.map((fd) => Number.isInteger(fd) && fd >= 0);
+      await Promise.all(fds.map((fd) => new Promise((resolve) => fs.close(fd, resolve))));
       const threads = {};
       for (const tid of fs.readdirSync('/proc/self/task')) {
         try {
@@ -338,20 +342,26 @@ for (const ring of [true, false]) {
         } catch {}
       }
       site.close();
-      return { kinds: decisions.map((d) => d.kind === 'file' ? 'file' : d.status), threads };
+      return { kinds: decisions.map((d) => d.kind === 'file' ? 'file' : d.status), opened, threads };
     `, [path.join(__dirname, '..', 'dist', 'serve', 'static_site.js'), path.join(mount.dir, dir), ...names], ring ? {} : { SMARTREAD_IO_URING: '0' });
     assert.deepEqual(result.kinds, [...files.map(() => 'file'), ...files.map(() => 404)]);
-    const stats = requestsLogged(mount.opensLog).filter((request) => request.op === 'stat' && names.some((name) => request.name === `/${dir}/${name}`));
+    assert.deepEqual(result.opened, files.map(() => true), 'each file opened');
+    const logged = requestsLogged(mount.opensLog);
+    const stats = logged.filter((request) => request.op === 'stat' && names.some((name) => request.name === `/${dir}/${name}`));
+    const opens = logged.filter((request) => request.op === 'open' && files.some((name) => request.name === `/${dir}/${name}`));
     assert.deepEqual(names.filter((name) => !stats.some((request) => request.name === `/${dir}/${name}`)), [], 'every name asked of the daemon');
-    assert.deepEqual(stats.filter((request) => request.tid === pid), [], 'no lookup made by the JS thread');
-    const threadNames = stats.map((request) => result.threads[request.tid] ?? 'ended');
-    const byWorkers = threadNames.filter((name) => name.startsWith('iou-wrk-'));
-    if (ring) {
-      assert.equal(byWorkers.length, stats.length, `lookups by io_uring's workers (threads: ${[...new Set(threadNames)].join(', ')})`);
-      const threads = new Set(stats.map((request) => request.tid)).size;
-      assert.ok(threads > 4, `32 lookups at once made by ${threads} workers`);
-    } else {
-      assert.deepEqual(byWorkers, [], "no lookup by io_uring's workers");
+    assert.equal(opens.length, files.length, 'every file opened through the daemon');
+    for (const [what, requests] of [['lookups', stats], ['opens', opens]]) {
+      assert.deepEqual(requests.filter((request) => request.tid === pid), [], `no ${what} made by the JS thread`);
+      const threadNames = requests.map((request) => result.threads[request.tid] ?? 'ended');
+      const byWorkers = threadNames.filter((name) => name.startsWith('iou-wrk-'));
+      if (ring) {
+        assert.equal(byWorkers.length, requests.length, `${what} by io_uring's workers (threads: ${[...new Set(threadNames)].join(', ')})`);
+        const threads = new Set(requests.map((request) => request.tid)).size;
+        assert.ok(threads > 4, `${requests.length} ${what} at once made by ${threads} workers`);
+      } else {
+        assert.deepEqual(byWorkers, [], `no ${what} by io_uring's workers`);
+      }
     }
   });
 }

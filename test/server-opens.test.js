@@ -106,7 +106,7 @@ test("reads confined beneath a root on a server's mount open nothing there on th
   assertOpenedOffJsThread(mount, names, pid);
 });
 
-test("serveStatic's streamed files and a reader's readRange on a server's mount are opened on the thread pool, never on the JS thread", async (t) => {
+test("serveStatic's streamed files and a reader's readRange on a server's mount are opened off the JS thread", async (t) => {
   const mount = mounts.forTest(t, 'fuse-latency', { needs: 'confinement' });
   if (mount === null) return;
   // Every file is streamed (streamFrom 1 KiB), fetched over a real socket from the same child.

@@ -96,6 +96,7 @@ class Addon : public Napi::Addon<Addon> {
         InstanceMethod("uringReadAt", &Addon::UringReadAt),
         InstanceMethod("uringCanLookUp", &Addon::UringCanLookUp),
         InstanceMethod("uringLookUp", &Addon::UringLookUp),
+        InstanceMethod("uringOpenBeneath", &Addon::UringOpenBeneath),
         InstanceMethod("uringWriteSupport", &Addon::UringWriteSupport),
         InstanceMethod("uringWriteFiles", &Addon::UringWriteFiles),
         InstanceMethod("uringMkdirMany", &Addon::UringMkdirMany),
@@ -359,7 +360,8 @@ class Addon : public Napi::Addon<Addon> {
     return Napi::Value(info.Env(), ring_->ReadAt(info));
   }
 
-  // uringCanLookUp() -> whether uringLookUp can be used (the ring is set up, with OPENAT2).
+  // uringCanLookUp() -> whether uringLookUp and uringOpenBeneath can be used (the ring is set
+  // up, with OPENAT2).
   Napi::Value UringCanLookUp(const Napi::CallbackInfo& info) {
     return Napi::Boolean::New(info.Env(), ring_ != nullptr && ring_->can_look_up());
   }
@@ -370,6 +372,14 @@ class Addon : public Napi::Addon<Addon> {
       return info.Env().Undefined();
     }
     return Napi::Value(info.Env(), ring_->LookUp(info));
+  }
+
+  Napi::Value UringOpenBeneath(const Napi::CallbackInfo& info) {
+    if (ring_ == nullptr || !ring_->can_look_up()) {
+      Napi::Error::New(info.Env(), "smartread: io_uring cannot make opens beneath a root here").ThrowAsJavaScriptException();
+      return info.Env().Undefined();
+    }
+    return Napi::Value(info.Env(), ring_->OpenBeneath(info));
   }
 
   // uringWriteSupport() -> { writes, atomic, mkdir, why? }: what the kernel's io_uring can do

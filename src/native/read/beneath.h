@@ -10,7 +10,7 @@
 namespace smartread {
 
 // [mode, size, mtimeMs, ino, dev, ctimeMs], the layout every lookup below and the ring's
-// (uring/lookup.h) give; nullptr where the array could not be made (in raw N-API, so that a
+// (uring/beneath_op.h) give; nullptr where the array could not be made (in raw N-API, so that a
 // pool job's Settle may use it while a worker is being terminated).
 napi_value StatToJs(napi_env env, const struct stat& st);
 // The fields of `stx` that StatToJs gives, as a struct stat.
@@ -50,7 +50,7 @@ Napi::Value StatAtNow(const Napi::CallbackInfo& info, Instance& instance);
 // statAtAsync(path: string | Buffer, dirfd: number)
 //   -> Promise<Float64Array | {errno, syscall: 'stat'}>
 // statBeneath and statAt on libuv's thread pool (`confined` tells which), for lookups that may
-// wait for a disk or a server where the ring cannot make them (uring/lookup.h). The
+// wait for a disk or a server where the ring cannot make them (uring/beneath_op.h). The
 // directory's descriptor must stay open until the promise settles.
 Napi::Value StatAsync(const Napi::CallbackInfo& info, bool confined);
 
@@ -63,7 +63,7 @@ Napi::Value OpenBeneath(const Napi::CallbackInfo& info);
 // openBeneathAsync(path: string | Buffer, flags: number, dirfd?: number, resolve?: number)
 //   -> Promise<fd | {errno, syscall: 'open'}>
 // openBeneath's open on libuv's thread pool, for a file whose open asks a server
-// (opensWaitBeneath). The root's descriptor must stay open until the promise settles. A
+// (opensWaitBeneath), where the ring cannot make it (uring/beneath_op.h). The root's descriptor must stay open until the promise settles. A
 // descriptor that no promise could be resolved with (a worker being terminated) is closed.
 Napi::Value OpenBeneathAsync(const Napi::CallbackInfo& info);
 

@@ -21,7 +21,7 @@
 #include "../common/args.h"
 #include "../common/file_io.h"
 #include "../read/mount_table.h"
-#include "lookup.h"
+#include "beneath_op.h"
 #include "positional_read.h"
 #include "read_file.h"
 
@@ -382,7 +382,7 @@ napi_value Ring::ReadAt(const Napi::CallbackInfo& info) {
   return promise;
 }
 
-napi_value Ring::LookUp(const Napi::CallbackInfo& info) {
+napi_value Ring::StartBeneath(const Napi::CallbackInfo& info, int kind, int flags, size_t confinement_at) {
   napi_env env = info.Env();
   Failure failure;
   PathArg path;
@@ -391,9 +391,17 @@ napi_value Ring::LookUp(const Napi::CallbackInfo& info) {
   napi_value promise = nullptr;
   // As in Read(): under a worker's termination, nothing is started.
   if (napi_create_promise(env, &deferred, &promise) != napi_ok) return nullptr;
-  Confinement confinement = ConfinementFromJs(info, 1);
-  StartSingle(new Lookup(this, deferred, path.c_str(), confinement, info[3].ToBoolean().Value()));
+  StartSingle(new BeneathOp(this, deferred, static_cast<BeneathOp::Kind>(kind), path.c_str(), flags,
+                            ConfinementFromJs(info, confinement_at)));
   return promise;
+}
+
+napi_value Ring::LookUp(const Napi::CallbackInfo& info) {
+  return StartBeneath(info, info[3].ToBoolean().Value() ? BeneathOp::kLookUp : BeneathOp::kCheck, 0, 1);
+}
+
+napi_value Ring::OpenBeneath(const Napi::CallbackInfo& info) {
+  return StartBeneath(info, BeneathOp::kOpen, info[1].As<Napi::Number>().Int32Value(), 2);
 }
 
 void Ring::StartSingle(SingleOp* single) {

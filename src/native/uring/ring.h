@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // One io_uring per Node environment: whole-file reads as linked chains on direct descriptors,
-// positional reads of files kept open and lookups, submitted in batches, completed on the
+// positional reads of files kept open, lookups and opens, submitted in batches, completed on the
 // environment's own loop through an eventfd.
 #pragma once
 
@@ -26,7 +26,7 @@ class FileRead;
 struct Op;
 
 // What ops belong to: a whole-file read, or a single op (a positional read of an open file, a
-// lookup). Completions are dispatched to it on the JS thread.
+// lookup, an open). Completions are dispatched to it on the JS thread.
 class OpOwner {
  public:
   virtual void OnCompletion(Op* op, int res) = 0;
@@ -36,7 +36,7 @@ class OpOwner {
 };
 
 // A request of one op in flight at a time (and at most one cancel of it), settled with one
-// promise: a positional read (PositionalRead), a lookup (Lookup). Lifecycle: made on the JS
+// promise: a positional read (PositionalRead), a lookup or an open (BeneathOp). Lifecycle: made on the JS
 // thread and handed to Ring::StartSingle(), which starts it once the completion queue has room
 // for it; its last completion calls Ring::FinishSingle(), which settles it (unless the
 // environment is going away) and deletes it. At teardown the ring cancels it, waits for its
@@ -84,7 +84,7 @@ struct Op {
 //               means "not available" and is reported as a reason, never thrown.
 //   Read()      queues a read (no syscall), as ReadAt() queues a positional read of a file a
 //               reader keeps in a fixed-file slot (RegisterFile() .. UnregisterFile()) and
-//               LookUp() a lookup; Submit(), from a microtask, submits the batch (every kind
+//               LookUp() and OpenBeneath() a lookup and an open; Submit(), from a microtask, submits the batch (every kind
 //               together) and
 //               handles what completed inline; later completions wake the loop's uv_poll on the
 //               eventfd and are handled there, with promises settled in a callback scope.
@@ -112,9 +112,11 @@ class Ring {
   // (fileAsksServer), and its READ goes to io-wq's workers.
   napi_value ReadAt(const Napi::CallbackInfo& info);
   // lookUp(path, dirfd, resolve, confined) -> Promise<Float64Array | failure>: statBeneath
-  // (confined) or statAt on io-wq's workers (src/native/uring/lookup.h); queued like Read().
+  // (confined) or statAt; openBeneath(path, flags, dirfd, resolve) -> Promise<fd | failure>;
+  // made by io-wq's workers (beneath_op.h), queued like Read().
   napi_value LookUp(const Napi::CallbackInfo& info);
-  // Whether the kernel's io_uring can make lookups (OPENAT2, 5.6).
+  napi_value OpenBeneath(const Napi::CallbackInfo& info);
+  // Whether the kernel's io_uring can make lookups and opens beneath a root (OPENAT2, 5.6).
   bool can_look_up() const { return can_look_up_; }
   // Queues a single op's request, started once there is room for it.
   void StartSingle(SingleOp* single);
@@ -159,6 +161,8 @@ class Ring {
   void Start(FileRead* read);
   void StartWaiting();
   void StartWaitingSingles();
+  // A BeneathOp of `kind` for info[0]'s path, its confinement from info[confinement_at] on.
+  napi_value StartBeneath(const Napi::CallbackInfo& info, int kind, int flags, size_t confinement_at);
   // Submits what is queued and handles every completion that is ready, repeatedly, so that
   // continuations of inline completions go out in the same turn.
   void Drive();

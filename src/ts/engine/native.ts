@@ -201,9 +201,13 @@ export interface NativeBinding {
   /** One READ of `length` bytes at `position` into view[offset..], on the fixed-file slot
    * (fixed) or the fd; the byte count. Queued until uringSubmit(). */
   uringReadAt?(fdOrSlot: number, fixed: boolean, view: NodeJS.ArrayBufferView, offset: number, length: number, position: number, onWorkers?: boolean): Promise<number | RawFailure>;
-  /** Whether uringLookUp can be used: the ring is set up, and the kernel's io_uring has OPENAT2. */
+  /** Whether uringLookUp and uringOpenBeneath can be used: the ring is set up, and the kernel's
+   * io_uring has OPENAT2. */
   uringCanLookUp?(): boolean;
   /** statBeneathAsync (confined) or statAtAsync made by io-wq's workers; the directory's
    * descriptor must stay open until it settles. Queued until uringSubmit(). */
   uringLookUp?(path: string | Buffer, dirfd: number, resolve: number, confined: boolean): Promise<Float64Array | RawFailure>;
+  /** openBeneathAsync made by io-wq's workers; a descriptor no promise took is closed. Queued
+   * until uringSubmit(). */
+  uringOpenBeneath?(path: string | Buffer, flags: number, dirfd: number, resolve: number): Promise<number | RawFailure>;
 }

@@ -114,8 +114,8 @@ export function createReader(options: { root: PathLike; noSymlinks?: boolean }):
       if (typeof length !== 'number') throw invalidArgType('length', 'of type number', length, reader.readRange);
       if (!Number.isSafeInteger(position) || position < 0) throw outOfRange('position', `>= 0 && <= ${Number.MAX_SAFE_INTEGER}`, position, reader.readRange);
       if (!Number.isSafeInteger(length) || length < 0 || length > kMaxLength) throw outOfRange('length', `>= 0 && <= ${kMaxLength}`, length, reader.readRange);
-      // Where the open waits for a server (FUSE, NFS), on the thread pool, as the read is; and
-      // the close (FUSE sends the daemon a FLUSH).
+      // Where the open waits for a server (FUSE, NFS), off the loop (Root.openAsync), and the
+      // read and the close (FUSE sends the daemon a FLUSH) on the thread pool.
       const waits = root.opensWait(getValidatedPath(path, reader.readRange));
       const fd = waits ? await root.openAsync(path, reader.readRange) : root.openSync(path, reader.readRange);
       try {

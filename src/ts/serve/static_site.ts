@@ -13,9 +13,6 @@ import { native } from '../engine/engine';
 import { invalidArgType, invalidArgValue, withCode } from '../common/errors';
 import { kReaderRoot, smartRead } from '../read/read_async';
 import type { PathLike } from '../common/args';
-import type { NativeBinding } from '../engine/native';
-import type { RawFailure } from '../common/raw';
-import { queueUringSubmit, uringAvailability } from '../read/strategies';
 import { FileCache, FileEntry, MissingNames, StatField, type FileHeaders } from './file_cache';
 import { FileRangeStream } from './file_stream';
 import { acceptedCodings, anyStrongMatch, httpDate, noneMatch, parseRange, rangeStillValid, redirectTarget, type Coding } from './http_rules';
@@ -115,33 +112,6 @@ type Looked = Float64Array | number;
  * decides both at once (decide's loop) and across the answers of stats made off the loop
  * (decideLater). */
 type Deciding<T> = Generator<Lookup, T, Looked>;
-
-type LookUp = (path: string, dirfd: number, resolve: number, confined: boolean) => Promise<Float64Array | RawFailure>;
-let lookUp: LookUp | undefined;
-
-/**
- * Where a stat that may wait is made: by io_uring's workers where the ring can make lookups,
- * else on libuv's thread pool. The pool's 4 threads (shared with every fs call of the process)
- * made 4 such stats at a time, each a round trip to the server where attributes lapse: on a FUSE
- * mount that keeps names 0 ms and answers in 1 ms, the precompressed mix (two siblings looked
- * up per file) made 580 requests/s against 2,650 with 64 threads in the pool.
- */
-function lookUpOffLoop(): LookUp {
-  if (lookUp === undefined) {
-    const binding = native!;
-    if (typeof uringAvailability() !== 'string' && binding.uringCanLookUp?.() === true) {
-      const ring = binding as Required<NativeBinding>;
-      lookUp = (path, dirfd, resolve, confined) => {
-        const pending = ring.uringLookUp(path, dirfd, resolve, confined);
-        queueUringSubmit();
-        return pending;
-      };
-    } else {
-      lookUp = (path, dirfd, resolve, confined) => (confined ? binding.statBeneathAsync(path, dirfd, resolve) : binding.statAtAsync(path, dirfd));
-    }
-  }
-  return lookUp;
-}
 
 function validateOptions(o: ServeStaticOptions, caller: Function): void {
   const bool = (name: keyof ServeStaticOptions) => {
@@ -304,8 +274,8 @@ export class StaticSite {
   }
 
   /**
-   * The answer to `step` from a stat made off the loop (lookUpOffLoop). Requests that need the same stat while it is
-   * made share it: a burst of clients asking for one file that is not cached (after a start, or
+   * The answer to `step` from a stat made off the loop (Root.statAsync). Requests that need the
+   * same stat while it is made share it: a burst of clients asking for one file that is not cached (after a start, or
    * as a server's mount makes every lookup wait) asks the filesystem once, not once each.
    */
   private lookLater(step: Lookup): Promise<Looked> {
@@ -329,16 +299,9 @@ export class StaticSite {
   }
 
   /** A lookup of `path` beneath the root, or with `check` one stat from it, begun at `start`,
-   * off the event loop's thread; the root's descriptor stays open for it. */
+   * off the event loop's thread. */
   private async statOffLoop(path: string, check: boolean, start: number): Promise<Looked> {
-    const endUse = this.root.use();
-    let raw: Float64Array | RawFailure;
-    try {
-      const { dirfd, resolve } = this.root.confine;
-      raw = await lookUpOffLoop()(path, dirfd, resolve, !check);
-    } finally {
-      endUse();
-    }
+    const raw = await this.root.statAsync(path, check);
     if (raw instanceof Float64Array) {
       if (!check) this.missing.delete(path);
       return raw;
@@ -352,7 +315,7 @@ export class StaticSite {
    * What to answer; the bytes are read by the caller. Decided at once (a stat or two) where
    * every stat it needs can be answered without waiting; otherwise a promise, the stats that
    * would wait (a cold disk's lookup, any stat on a FUSE or NFS mount) made off the loop
-   * (lookUpOffLoop).
+   * (Root.statAsync).
    */
   decide(method: string | undefined, url: string, headers: IncomingHttpHeaders): Decision | Promise<Decision> {
     const steps = this.deciding(method, url, headers);
@@ -579,8 +542,9 @@ export class StaticSite {
   }
 
   /** A stream of the file's bytes [start, end] from a descriptor of its own, or 'changed'.
-   * Opened (and its fstat made) on the thread pool where the open would wait for a server
-   * (FUSE, NFS), so that the event loop never waits for it; here, at once, elsewhere. */
+   * Where the open would wait for a server (FUSE, NFS), opened off the loop (Root.openAsync),
+   * its fstat and close made on the thread pool, so that the event loop never waits for them;
+   * here, at once, elsewhere. */
   async openStream(entry: FileEntry, start: number, end: number): Promise<FileRangeStream | 'changed'> {
     const waits = this.root.opensWait(entry.rel);
     let fd: number;
