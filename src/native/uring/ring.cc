@@ -137,7 +137,8 @@ bool Ring::Setup(std::string* why) {
                       io_uring_opcode_supported(probe, IORING_OP_READ) &&
                       io_uring_opcode_supported(probe, IORING_OP_CLOSE) &&
                       io_uring_opcode_supported(probe, IORING_OP_ASYNC_CANCEL);
-  // Lookups are made here only where OPENAT2 is (5.6, as OPENAT); else on libuv's pool.
+  // Lookups and opens beneath a root are made here only where OPENAT2 is (5.6, as OPENAT);
+  // else on libuv's pool.
   can_look_up_ = io_uring_opcode_supported(probe, IORING_OP_OPENAT2);
   io_uring_free_probe(probe);
   if (!ops_ok) return fail("io_uring lacks OPENAT, STATX, READ, CLOSE or ASYNC_CANCEL", EOPNOTSUPP);
