@@ -275,8 +275,9 @@ export class StaticSite {
 
   /**
    * The answer to `step` from a stat made off the loop (Root.statAsync). Requests that need the
-   * same stat while it is made share it: a burst of clients asking for one file that is not cached (after a start, or
-   * as a server's mount makes every lookup wait) asks the filesystem once, not once each.
+   * same stat while it is made share it: a burst of clients asking for one file that is not
+   * cached (after a start, or as a server's mount makes every lookup wait) asks the filesystem
+   * once, not once each.
    */
   private lookLater(step: Lookup): Promise<Looked> {
     const { confirm } = step;
