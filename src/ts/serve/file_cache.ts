@@ -22,12 +22,6 @@ export function settledAfterMs(ctimeMs: number): number {
 
 /** A file (or a directory) beneath the root, as its stat found it. */
 export class FileEntry {
-  readonly mode: number;
-  readonly size: number;
-  readonly mtimeMs: number;
-  readonly ino: number;
-  readonly dev: number;
-  readonly ctimeMs: number;
   /** The bytes, for a small file the cache keeps; null otherwise. */
   body: Buffer | null = null;
   /** The read of the bytes in flight, which other requests for the file share. */
@@ -40,20 +34,18 @@ export class FileEntry {
    * kernel's held attributes, last began: made now, as every stat an entry is made from is.
    * -Infinity once a read found the file changed or gone: its next check asks in full. */
   statedAt = performance.now();
-  /** The stat the entry was made from (statBeneath's array, StatField's order). */
-  readonly stat: Float64Array;
 
-  /** `key`: the cache's name for it; `rel`: its path beneath the root; `coding`: the content
-   * coding of a precompressed sibling (rel then ends with its suffix). */
-  constructor(readonly key: string, readonly rel: string, st: Float64Array, readonly coding?: Coding) {
-    this.stat = st;
-    this.mode = st[StatField.Mode];
-    this.size = st[StatField.Size];
-    this.mtimeMs = st[StatField.MtimeMs];
-    this.ino = st[StatField.Ino];
-    this.dev = st[StatField.Dev];
-    this.ctimeMs = st[StatField.CtimeMs];
-  }
+  /** `key`: the cache's name for it; `rel`: its path beneath the root; `stat`: the stat it was
+   * made from (statBeneath's array, StatField's order), which a held check answers with;
+   * `coding`: the content coding of a precompressed sibling (rel then ends with its suffix). */
+  constructor(readonly key: string, readonly rel: string, readonly stat: Float64Array, readonly coding?: Coding) {}
+
+  get mode(): number { return this.stat[StatField.Mode]; }
+  get size(): number { return this.stat[StatField.Size]; }
+  get mtimeMs(): number { return this.stat[StatField.MtimeMs]; }
+  get ino(): number { return this.stat[StatField.Ino]; }
+  get dev(): number { return this.stat[StatField.Dev]; }
+  get ctimeMs(): number { return this.stat[StatField.CtimeMs]; }
 
   /** Whether `st` (a fresh stat of the same path) still describes this file. */
   matches(st: Float64Array): boolean {
