@@ -366,20 +366,16 @@ class Addon : public Napi::Addon<Addon> {
     return Napi::Boolean::New(info.Env(), ring_ != nullptr && ring_->can_look_up());
   }
 
-  Napi::Value UringLookUp(const Napi::CallbackInfo& info) {
-    if (ring_ == nullptr || !ring_->can_look_up()) {
-      Napi::Error::New(info.Env(), "smartread: io_uring cannot make lookups here").ThrowAsJavaScriptException();
-      return info.Env().Undefined();
-    }
-    return Napi::Value(info.Env(), ring_->LookUp(info));
-  }
+  Napi::Value UringLookUp(const Napi::CallbackInfo& info) { return BeneathOnRing(info, &uring::Ring::LookUp); }
+  Napi::Value UringOpenBeneath(const Napi::CallbackInfo& info) { return BeneathOnRing(info, &uring::Ring::OpenBeneath); }
 
-  Napi::Value UringOpenBeneath(const Napi::CallbackInfo& info) {
+  // A lookup or an open made by the ring, or an error where it cannot make one (uringCanLookUp).
+  Napi::Value BeneathOnRing(const Napi::CallbackInfo& info, napi_value (uring::Ring::*start)(const Napi::CallbackInfo&)) {
     if (ring_ == nullptr || !ring_->can_look_up()) {
-      Napi::Error::New(info.Env(), "smartread: io_uring cannot make opens beneath a root here").ThrowAsJavaScriptException();
+      Napi::Error::New(info.Env(), "smartread: io_uring cannot make lookups or opens beneath a root here").ThrowAsJavaScriptException();
       return info.Env().Undefined();
     }
-    return Napi::Value(info.Env(), ring_->OpenBeneath(info));
+    return Napi::Value(info.Env(), (ring_->*start)(info));
   }
 
   // uringWriteSupport() -> { writes, atomic, mkdir, why? }: what the kernel's io_uring can do

@@ -21,12 +21,11 @@ enum OpKind : uint16_t { kOpOpen = 1, kOpStatx = 2 };
 }  // namespace
 
 BeneathOp::BeneathOp(Ring* ring, napi_deferred deferred, Kind kind, const char* path, int flags, const Confinement& confinement)
-    : ring_(ring),
+    : SingleOp(ring),
       deferred_(deferred),
       kind_(kind),
       path_(path),
       dirfd_(confinement.dirfd >= 0 ? confinement.dirfd : AT_FDCWD) {
-  op_.owner = this;
   // O_PATH: resolution and permission to search only; a FIFO or device is not opened.
   how_.flags = static_cast<uint64_t>((kind == kOpen ? flags : O_PATH) | O_CLOEXEC);
   how_.resolve = confinement.resolve;
@@ -47,17 +46,13 @@ void BeneathOp::Start() {
 
 void BeneathOp::QueueOpen() {
   open_attempts_++;
-  op_.busy = true;
-  op_.kind = kOpOpen;
-  io_uring_sqe* sqe = ring_->Sqe(&op_);
+  io_uring_sqe* sqe = QueueOp(kOpOpen);
   io_uring_prep_openat2(sqe, dirfd_, path_.c_str(), &how_);
   sqe->flags |= IOSQE_ASYNC;
 }
 
 void BeneathOp::QueueStatx(int dirfd, const char* path, int flags) {
-  op_.busy = true;
-  op_.kind = kOpStatx;
-  io_uring_sqe* sqe = ring_->Sqe(&op_);
+  io_uring_sqe* sqe = QueueOp(kOpStatx);
   io_uring_prep_statx(sqe, dirfd, path, flags, STATX_BASIC_STATS, &stx_);
   sqe->flags |= IOSQE_ASYNC;
 }
@@ -86,11 +81,6 @@ void BeneathOp::OnCompletion(Op*, int res) {
     }
   }
   ring_->FinishSingle(this);
-}
-
-void BeneathOp::Cancel() {
-  if (!op_.busy) return;
-  io_uring_prep_cancel64(ring_->Sqe(nullptr), reinterpret_cast<uint64_t>(&op_), 0);
 }
 
 void BeneathOp::Settle(napi_env env) {

@@ -44,14 +44,12 @@ class BeneathOp final : public SingleOp {
 
   void Start() override;
   void OnCompletion(Op* op, int res) override;
-  void Cancel() override;
   void Settle(napi_env env) override;
 
  private:
   void QueueOpen();
   void QueueStatx(int dirfd, const char* path, int flags);
 
-  Ring* const ring_;
   const napi_deferred deferred_;
   const Kind kind_;
   const std::string path_;
@@ -62,7 +60,6 @@ class BeneathOp final : public SingleOp {
   // promise takes it.
   int fd_ = -1;
   int open_attempts_ = 0;
-  Op op_;
   // 0, or the errno that ended the request.
   int error_ = 0;
 };

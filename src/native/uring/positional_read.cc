@@ -13,7 +13,7 @@ namespace uring {
 
 PositionalRead::PositionalRead(Ring* ring, napi_deferred deferred, napi_ref view_ref, uint8_t* data,
                                uint32_t length, uint64_t position, int fd, bool fixed, bool on_workers)
-    : ring_(ring),
+    : SingleOp(ring),
       deferred_(deferred),
       view_ref_(view_ref),
       data_(data),
@@ -21,9 +21,7 @@ PositionalRead::PositionalRead(Ring* ring, napi_deferred deferred, napi_ref view
       position_(position),
       fd_(fd),
       fixed_(fixed),
-      on_workers_(on_workers) {
-  op_.owner = this;
-}
+      on_workers_(on_workers) {}
 
 PositionalRead::~PositionalRead() {
   // At teardown the environment releases its references itself.
@@ -31,8 +29,7 @@ PositionalRead::~PositionalRead() {
 }
 
 void PositionalRead::Start() {
-  op_.busy = true;
-  io_uring_sqe* sqe = ring_->Sqe(&op_);
+  io_uring_sqe* sqe = QueueOp(0);
   io_uring_prep_read(sqe, fd_, data_, length_, position_);
   if (fixed_) sqe->flags |= IOSQE_FIXED_FILE;
   // As for whole-file reads: a large read of cached pages would otherwise be copied inline, on
@@ -44,11 +41,6 @@ void PositionalRead::OnCompletion(Op*, int res) {
   op_.busy = false;
   res_ = res;
   ring_->FinishSingle(this);
-}
-
-void PositionalRead::Cancel() {
-  if (!op_.busy) return;
-  io_uring_prep_cancel64(ring_->Sqe(nullptr), reinterpret_cast<uint64_t>(&op_), 0);
 }
 
 void PositionalRead::Settle(napi_env env) {

@@ -26,11 +26,9 @@ class PositionalRead final : public SingleOp {
 
   void Start() override;
   void OnCompletion(Op* op, int res) override;
-  void Cancel() override;
   void Settle(napi_env env) override;
 
  private:
-  Ring* const ring_;
   const napi_deferred deferred_;
   const napi_ref view_ref_;
   uint8_t* const data_;
@@ -39,7 +37,6 @@ class PositionalRead final : public SingleOp {
   const int fd_;
   const bool fixed_;
   const bool on_workers_;
-  Op op_;
   int res_ = 0;
 };
 

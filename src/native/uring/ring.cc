@@ -405,6 +405,17 @@ napi_value Ring::OpenBeneath(const Napi::CallbackInfo& info) {
   return StartBeneath(info, BeneathOp::kOpen, info[1].As<Napi::Number>().Int32Value(), 2);
 }
 
+void SingleOp::Cancel() {
+  if (!op_.busy) return;
+  io_uring_prep_cancel64(ring_->Sqe(nullptr), reinterpret_cast<uint64_t>(&op_), 0);
+}
+
+io_uring_sqe* SingleOp::QueueOp(uint16_t kind) {
+  op_.busy = true;
+  op_.kind = kind;
+  return ring_->Sqe(&op_);
+}
+
 void Ring::StartSingle(SingleOp* single) {
   singles_waiting_.push_back(single);
   StartWaitingSingles();

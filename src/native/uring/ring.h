@@ -23,6 +23,7 @@ namespace smartread {
 namespace uring {
 
 class FileRead;
+class Ring;
 struct Op;
 
 // What ops belong to: a whole-file read, or a single op (a positional read of an open file, a
@@ -33,23 +34,6 @@ class OpOwner {
 
  protected:
   ~OpOwner() = default;
-};
-
-// A request of one op in flight at a time (and at most one cancel of it), settled with one
-// promise: a positional read (PositionalRead), a lookup or an open (BeneathOp). Lifecycle: made on the JS
-// thread and handed to Ring::StartSingle(), which starts it once the completion queue has room
-// for it; its last completion calls Ring::FinishSingle(), which settles it (unless the
-// environment is going away) and deletes it. At teardown the ring cancels it, waits for its
-// completions, and deletes it unsettled.
-class SingleOp : public OpOwner {
- public:
-  virtual ~SingleOp() = default;
-  // Queues its first op (no syscall).
-  virtual void Start() = 0;
-  // Asks the kernel to cancel its op if one is in flight; the completion still comes.
-  virtual void Cancel() = 0;
-  // Settles the promise; called once, on the JS thread.
-  virtual void Settle(napi_env env) = 0;
 };
 
 // Work that submits ops of its own on the ring besides reads (writeMany's and mkdirMany's
@@ -77,6 +61,31 @@ struct Op {
   // For a READ: the part of the file it asked for.
   uint64_t offset = 0;
   uint64_t length = 0;
+};
+
+// A request of one op in flight at a time (and at most one cancel of it), settled with one
+// promise: a positional read (PositionalRead), a lookup or an open (BeneathOp). Lifecycle: made
+// on the JS thread and handed to Ring::StartSingle(), which starts it once the completion queue
+// has room for it; its last completion calls Ring::FinishSingle(), which settles it (unless the
+// environment is going away) and deletes it. At teardown the ring cancels it, waits for its
+// completions, and deletes it unsettled.
+class SingleOp : public OpOwner {
+ public:
+  explicit SingleOp(Ring* ring) : ring_(ring) { op_.owner = this; }
+  virtual ~SingleOp() = default;
+  // Queues its first op (no syscall).
+  virtual void Start() = 0;
+  // Settles the promise; called once, on the JS thread.
+  virtual void Settle(napi_env env) = 0;
+  // Asks the kernel to cancel its op if one is in flight; the completion still comes.
+  void Cancel();
+
+ protected:
+  // The SQE of its next op, of `kind` (no syscall).
+  io_uring_sqe* QueueOp(uint16_t kind);
+
+  Ring* const ring_;
+  Op op_;
 };
 
 // The lifecycle of a ring:
