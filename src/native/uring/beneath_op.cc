@@ -32,7 +32,7 @@ BeneathOp::BeneathOp(Ring* ring, napi_deferred deferred, Kind kind, const char* 
 }
 
 BeneathOp::~BeneathOp() {
-  // A descriptor whose STATX never came, or that no promise took (the environment went away).
+  // A lookup's descriptor, or an open's that no promise took (the environment went away).
   if (fd_ >= 0) close(fd_);
 }
 
@@ -73,13 +73,10 @@ void BeneathOp::OnCompletion(Op*, int res) {
         return;
       }
     }
-  } else {
-    if (res < 0) error_ = -res;
-    if (fd_ >= 0) {
-      close(fd_);
-      fd_ = -1;
-    }
+  } else if (res < 0) {
+    error_ = -res;
   }
+  // A lookup's O_PATH descriptor is closed with it (the destructor), once settled.
   ring_->FinishSingle(this);
 }
 

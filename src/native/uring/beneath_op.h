@@ -56,8 +56,8 @@ class BeneathOp final : public SingleOp {
   const int dirfd_;
   open_how how_{};
   struct statx stx_ {};
-  // The descriptor OPENAT2 gave: kLookUp's until its STATX has come back, kOpen's until the
-  // promise takes it.
+  // The descriptor OPENAT2 gave: kLookUp's until the op is deleted, kOpen's until the promise
+  // takes it.
   int fd_ = -1;
   int open_attempts_ = 0;
   // 0, or the errno that ended the request.
