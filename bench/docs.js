@@ -277,6 +277,14 @@ function sizedTrial(target, pickLargest) {
   return trials.reduce((a, b) => ((pickLargest ? b.bytes > a.bytes : b.bytes < a.bytes) ? b : a));
 }
 
+// A driver's CPU figures in a target's cold trial of many small files (cold-2000x4k; report.formatCpu), or null.
+function coldManyCpu(name) {
+  return (target) => {
+    const cpu = driverIn(target.trials.find((t) => t.cold && /^cold-\d+x/.test(t.name) && !t.skipped), name)?.cpu;
+    return cpu ? report.formatCpu(cpu) : null;
+  };
+}
+
 // What each limit is measured by: a row of the table, a cell per target (null: not in this run).
 const LIMITS = [
   {
@@ -311,6 +319,14 @@ const LIMITS = [
   {
     limit: 'the C floor', what: '`readMany auto ×64` ÷ `C io_uring ×64`, many cold files',
     cell: comparisonOver('readMany auto ×64 ÷ C io_uring ×64', (t) => t.cold && t.shape === 'files'),
+  },
+  {
+    limit: "the machine's CPUs", what: '`C io_uring ×64`, many cold files: the CPUs busy, and the FUSE daemon\'s share, % of all',
+    cell: coldManyCpu('C io_uring ×64'),
+  },
+  {
+    limit: "the machine's CPUs", what: '`readMany auto ×64`, many cold files: the same',
+    cell: coldManyCpu('readMany auto ×64'),
   },
   {
     limit: "V8's turns", what: '`smartReadSync, awaited` ÷ `fs.readFileSync`, one warm file of 1 MiB or less: the most an awaited reader makes of our read',

@@ -34,7 +34,9 @@
 //   so that a lazy driver (a mapping nobody touches) pays for its pages like the others, or in
 //   the '+consume' trials every byte, folded as 32-bit words by XOR.
 // - Around each timed run, process.resourceUsage() gives the page faults and, after a reset of
-//   the high-water mark, the peak RSS (resources.js).
+//   the high-water mark, the peak RSS (resources.js). Around each operation of a cold run,
+//   /proc gives the CPU ticks of the machine, of the reading process and of the mount's FUSE
+//   daemon (resources.js): where the daemon shares the machine's CPUs, busy CPUs are the floor.
 // - A full GC runs before every run so that no driver pays for another's garbage. That needs
 //   node's --expose-gc, and `npm run bench` cannot pass node flags, so without it this script
 //   runs itself again with it.
@@ -83,7 +85,7 @@ const {
   MOUNT_KINDS, DEFAULT_FUSE_DELAY_MS, MountSet, mountUnavailable, buildFuseLatency, mountLabel, checkFuseLatency,
 } = require('./mounts');
 const { poolLoopStalls, idleLoopStall, RESOLUTION_MS: LOOP_RESOLUTION_MS } = require('./loop_stall');
-const { poolResources } = require('./resources');
+const { CpuRecorder, poolCpu, poolResources } = require('./resources');
 const report = require('./report');
 const { timeOperations, runTiming, MIN_SAMPLES, WARMUP_MS, COLD_OPERATIONS_PER_ROUND } = require('./timing');
 const { svgChart } = require('./chart');
@@ -293,7 +295,7 @@ async function verifyDrivers(trial, ctx, active, baseline, pathsDir) {
     if (!told.has(remote)) {
       pathsFile ??= writePathsFile(path.join(pathsDir, 'paths'), ctx.paths);
       const evict = trial.beforeEach ? (checkAll) => trial.beforeEach(ctx, checkAll) : null;
-      told.set(remote, remote.setContext({ shape: trial.shape, consumeAll: Boolean(trial.consumeAll), pathsFile, evict }));
+      told.set(remote, remote.setContext({ shape: trial.shape, consumeAll: Boolean(trial.consumeAll), pathsFile, evict, daemonPid: daemonPidOf(ctx) }));
     }
     return told.get(remote);
   };
@@ -322,10 +324,15 @@ async function verifyDrivers(trial, ctx, active, baseline, pathsDir) {
   return errors;
 }
 
+/** The pid of the FUSE daemon that serves a trial's files (bindfs, fuse-latency), or null. */
+function daemonPidOf(ctx) {
+  return ctx.mount?.pid ?? null;
+}
+
 /**
  * One run of one driver: a tinybench task (timing.js). Returns its latency samples in ms, its
- * peak RSS and page faults over the timed operations, and for an async driver what the event
- * loop went through meanwhile.
+ * peak RSS and page faults over the timed operations, for an async driver what the event loop
+ * went through meanwhile, and for a cold run the CPU ticks of its operations (resources.js).
  */
 async function timeDriver(trial, ctx, driver, options) {
   const timing = runTiming({ cold: trial.cold, time: options.time, rounds: roundsOf(trial, options), coldOperations: trial.coldOperations });
@@ -335,7 +342,8 @@ async function timeDriver(trial, ctx, driver, options) {
   if (runsInRunner(trial, options)) return options.runner.time(`driver:${encodeURIComponent(driver.name)}`, timing, trial.cold);
   // tinybench is ESM only; import() loads it on every node 20, require() only from 20.19.
   const { Bench } = await import('tinybench');
-  return timeOperations({
+  const cpu = trial.cold ? new CpuRecorder({ reader: process.pid, daemon: daemonPidOf(ctx) }) : null;
+  const timed = await timeOperations({
     Bench,
     operation: () => trial.run(driver, ctx),
     isAsync: Boolean(driver.async),
@@ -344,7 +352,9 @@ async function timeDriver(trial, ctx, driver, options) {
     beforeEach: trial.beforeEach ? (first) => trial.beforeEach(ctx, first) : null,
     collectGarbage: globalThis.gc,
     loopStall: driver.async ? {} : null,
+    cpu,
   });
+  return { ...timed, cpu: cpu?.result() ?? null };
 }
 
 /** The rounds of a trial: the run's, or fewer where the trial caps them (trials.js maxRounds). */
@@ -373,7 +383,7 @@ async function runTrial(trial, ctx, candidates, options) {
   if (runsInRunner(trial, options)) {
     const pathsFile = writePathsFile(path.join(options.pathsDir, 'paths'), ctx.paths);
     const evict = trial.beforeEach ? (checkAll) => trial.beforeEach(ctx, checkAll) : null;
-    await options.runner.setContext({ shape: trial.shape, consumeAll: Boolean(trial.consumeAll), pathsFile, evict });
+    await options.runner.setContext({ shape: trial.shape, consumeAll: Boolean(trial.consumeAll), pathsFile, evict, daemonPid: daemonPidOf(ctx) });
   }
   const runs = new Map(active.map((d) => [d, []]));
   for (let round = 0; round < roundsOf(trial, options); round++) {
@@ -382,8 +392,8 @@ async function runTrial(trial, ctx, candidates, options) {
     for (const [position, driver] of order.entries()) {
       if (errors.has(driver)) continue;
       try {
-        const { samples, resources, loopStall } = await timeDriver(trial, ctx, driver, options);
-        runs.get(driver).push({ round, position, samples, resources, loopStall });
+        const { samples, resources, loopStall, cpu } = await timeDriver(trial, ctx, driver, options);
+        runs.get(driver).push({ round, position, samples, resources, loopStall, cpu });
         progress(` ${driver.name} ${report.formatNumber(report.summarize(samples, trial).medianUs)}`);
       } catch (err) {
         errors.set(driver, `threw: ${err.message}`);
@@ -453,6 +463,7 @@ function summarizeTrial(trial, candidates, runs, errors, options) {
         ratioOfMedians: base ? base.pooled.medianUs / pooled.medianUs : null,
         loopStall: poolLoopStalls(runs.get(driver).map((r) => r.loopStall)),
         resources: poolResources(runs.get(driver).map((r) => r.resources)),
+        cpu: poolCpu(runs.get(driver).map((r) => r.cpu)),
         rounds: runs.get(driver).map(({ round, position, samples, resources, loopStall }) => {
           const own = report.summarize(samples, trial);
           return {

@@ -21,6 +21,7 @@ const { pathToFileURL } = require('node:url');
 const { promisify } = require('node:util');
 const zlib = require('node:zlib');
 const { IN_FLIGHT } = require('./in_flight');
+const { CpuRecorder } = require('./resources');
 
 const execFileAsync = promisify(execFile);
 
@@ -118,6 +119,9 @@ class PeerProcess {
     this.exited = null;
     this.stderr = '';
     this.evict = null;
+    this.daemonPid = null;
+    // Counts a cold run's CPU ticks while it is timed (time()).
+    this.cpu = null;
     // The peer's {"ready":true,...} line: its runtime, version, gc and loopStall.
     this.ready = null;
   }
@@ -162,6 +166,8 @@ class PeerProcess {
       this.fail(new Error(`${this.name} wrote a line that is not JSON: ${line.slice(0, 200)}`));
       return;
     }
+    // An operation of a cold run ends where the peer asks for the next eviction, or answers.
+    this.cpu?.stop();
     if (message.evict) {
       this.answerEviction(message.checkAll);
       return;
@@ -181,6 +187,7 @@ class PeerProcess {
     } catch (err) {
       answer = `stop ${err.message.replace(/\n/g, ' ')}`;
     }
+    if (answer === 'evicted') this.cpu?.start();
     this.child.stdin.write(`${answer}\n`);
   }
 
@@ -195,10 +202,12 @@ class PeerProcess {
 
   /**
    * The trial the next requests are about: its paths (in `pathsFile`, see writePathsFile), the
-   * shape and consumption, and for a cold trial evict(checkAll), called before each operation.
+   * shape and consumption, and for a cold trial evict(checkAll), called before each operation,
+   * and the pid of the daemon that serves the files, if any (see time()).
    */
-  setContext({ shape, consumeAll, pathsFile, evict = null }) {
+  setContext({ shape, consumeAll, pathsFile, evict = null, daemonPid = null }) {
     this.evict = evict;
+    this.daemonPid = daemonPid;
     return this.request(`context ${shape} ${consumeAll ? 'all' : 'page'} ${pathsFile}`);
   }
 
@@ -207,11 +216,21 @@ class PeerProcess {
     return this.request(`verify ${reader}`);
   }
 
-  /** One timed run (timing.js's runTiming): { samples, resources, loopStall }. */
+  /**
+   * One timed run (timing.js's runTiming): { samples, resources, loopStall, cpu }; for a cold
+   * run, `cpu` holds the CPU ticks of its operations (resources.js CpuRecorder: the machine's,
+   * this peer's and the daemon's), counted here from each eviction's answer to the peer's next
+   * line, else null.
+   */
   async time(reader, timing, cold) {
     const { time, iterations, warmupTime, warmupIterations } = timing;
-    const { samples, resources, loopStall } = await this.request(`time ${reader} ${time} ${iterations} ${warmupTime} ${warmupIterations} ${cold ? 1 : 0}`);
-    return { samples, resources, loopStall };
+    this.cpu = cold ? new CpuRecorder({ reader: this.child.pid, daemon: this.daemonPid }) : null;
+    try {
+      const { samples, resources, loopStall } = await this.request(`time ${reader} ${time} ${iterations} ${warmupTime} ${warmupIterations} ${cold ? 1 : 0}`);
+      return { samples, resources, loopStall, cpu: this.cpu?.result() ?? null };
+    } finally {
+      this.cpu = null;
+    }
   }
 
   /** Ends the process: stdin closes, and it exits; killed if it has not within `graceMs`. */

@@ -90,6 +90,7 @@ const tableColumns = [
   { title: 'GC max ms', align: 'right' },
   { title: 'peak RSS MB', align: 'right' },
   { title: 'faults/op', align: 'right' },
+  { title: 'CPU busy/daemon %', align: 'right' },
   { title: 'rounds', align: 'left' },
 ];
 
@@ -103,6 +104,7 @@ function legend(loopResolutionMs) {
     '  — for a sync driver, which blocks the loop for each whole read (see p99 µs)',
     'GC max ms: V8\'s longest single pause (\'gc\' performance entries) while the loop was watched; — where the runtime does not report them (Bun, Deno)',
     'peak RSS MB: the process\'s peak resident memory during the driver\'s timed operations; faults/op: page faults (minor + major) per operation',
+    'CPU busy/daemon %: in a cold trial, the share of every CPU\'s time that was busy while the operations ran, and the share the mount\'s FUSE daemon took of it (/proc, clock ticks)',
   ].join('\n');
 }
 
@@ -115,6 +117,12 @@ function formatRoundRatios(rounds) {
 
 function formatLoopStall(loopStall) {
   return loopStall ? `${formatNumber(loopStall.maxMs)}/${formatNumber(loopStall.p99Ms)}` : '—';
+}
+
+function formatCpu(cpu) {
+  if (!cpu) return '—';
+  const percent = (share) => (share * 100).toFixed(0);
+  return cpu.daemon === null ? percent(cpu.busy) : `${percent(cpu.busy)}/${percent(cpu.daemon)}`;
 }
 
 function formatGcPause(loopStall) {
@@ -154,6 +162,7 @@ function targetRows(targetResult) {
         formatGcPause(d.loopStall),
         d.resources ? formatNumber(d.resources.peakRssBytes / MB) : '—',
         d.resources ? formatNumber(d.resources.faultsPerOperation) : '—',
+        formatCpu(d.cpu),
         d.baseline ? '' : formatRoundRatios(d.rounds),
       ]);
     });
@@ -352,6 +361,7 @@ module.exports = {
   formatDuration,
   formatLoopStall,
   formatGcPause,
+  formatCpu,
   markdownTable,
   legend,
   targetTable,

@@ -36,10 +36,11 @@ function runTiming({ cold, time, rounds, coldOperations = COLD_OPERATIONS_PER_RO
  * consumeAll, else one per page. beforeEach(first), when given, runs before every operation,
  * outside the timed region (a cold trial's eviction; `first` for the run's first), and may
  * return a Promise. collectGarbage() runs before the timed operations. loopStall: null for a
- * sync driver, else { recordsInterval } (see loop_stall.js). Returns { samples (ms),
- * resources, loopStall }.
+ * sync driver, else { recordsInterval } (see loop_stall.js). cpu: with beforeEach, a recorder
+ * (resources.js CpuRecorder) started after each beforeEach and stopped after the operation.
+ * Returns { samples (ms), resources, loopStall }.
  */
-async function timeOperations({ Bench, operation, isAsync, consumeAll, timing, beforeEach = null, collectGarbage, loopStall = null }) {
+async function timeOperations({ Bench, operation, isAsync, consumeAll, timing, beforeEach = null, collectGarbage, loopStall = null, cpu = null }) {
   const stalls = loopStall ? new LoopStallRecorder(loopStall) : null;
   const resources = new ResourceRecorder();
   let operations = 0;
@@ -74,8 +75,10 @@ async function timeOperations({ Bench, operation, isAsync, consumeAll, timing, b
       first = false;
       await beforeEach(wasFirst);
       if (stalls && mode === 'run') stalls.start();
+      if (mode === 'run') cpu?.start();
     },
     async afterEach(mode) {
+      if (mode === 'run') cpu?.stop();
       if (stalls && mode === 'run') await stalls.stop();
     },
   } : {};

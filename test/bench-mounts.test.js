@@ -177,6 +177,11 @@ test('a bench run with --mounts: targets named by their filesystem, each kind it
       }
       assert.ok(!drivers.includes('smartReadSync loop, awaited'), drivers.join(', '));
       assert.deepEqual(cold.timing, { rounds: 1, coldOperationsPerRound: 2 });
+      // The daemon's share of the CPUs is counted beside the reader's, where a tick passed.
+      for (const d of cold.drivers.filter((x) => x.cpu)) {
+        assert.ok(d.cpu.daemon >= 0 && d.cpu.daemon <= 1 && d.cpu.reader >= 0, `${d.name}: ${JSON.stringify(d.cpu)}`);
+      }
+      assert.ok(cold.drivers.some((d) => d.cpu), 'CPU figures for some driver');
     }
   }
   assertNothingLeft(dir);

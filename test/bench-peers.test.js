@@ -7,13 +7,17 @@
 'use strict';
 const { test, describe, before, after } = require('node:test');
 const assert = require('node:assert/strict');
+const { spawn } = require('node:child_process');
+const { once } = require('node:events');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const { checkNoFdLeak, useTempDirs, makeTempDir, writePattern, patternBuffer, runToEnd } = require('./helpers');
 const {
   startPeer, compileCDriver, installRuntime, cacheDir, writePathsFile, digestMismatch, tinybenchUrl, PEER_RUNTIMES, PEER_READERS, RUNNER,
 } = require('../bench/peers');
 const { listCorpus, corpusTrials } = require('../bench/trials');
+const { poolCpu } = require('../bench/resources');
 const { useMounts } = require('./mounts');
 
 checkNoFdLeak({ spawnsChildren: true });
@@ -84,8 +88,8 @@ for (const local of localPeers) {
     });
     after(() => peer?.close());
 
-    const context = (shape, paths, { consumeAll = false, evict = null } = {}) => peer.setContext({
-      shape, consumeAll, pathsFile: pathsFile(paths), evict,
+    const context = (shape, paths, { consumeAll = false, evict = null, daemonPid = null } = {}) => peer.setContext({
+      shape, consumeAll, pathsFile: pathsFile(paths), evict, daemonPid,
     });
     const skipped = (t) => {
       if (skipReason) t.skip(skipReason);
@@ -143,6 +147,41 @@ for (const local of localPeers) {
       const run = await peer.time(local.readers.sync, COLD_TIMING, true);
       assert.equal(run.samples.length, COLD_TIMING.iterations);
       assert.deepEqual(asked, [true, false, false]);
+    });
+
+    test('a cold run counts the CPU ticks of its operations, not of the evictions: the machine\'s, its own and the daemon\'s', async (t) => {
+      if (skipped(t)) return;
+      if (!fs.existsSync('/proc/stat')) return t.skip('no /proc/stat here');
+      // A file whose read costs the peer CPU (tens of ms a read), a "daemon" that spins
+      // throughout, and evictions that hold this process's CPU for 150 ms each.
+      const big = writePattern(path.join(makeTempDir(tempDirs.disk, 'big-'), 'big.bin'), 32 << 20);
+      const spinner = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+      try {
+        await once(spinner, 'spawn');
+        await context('file', [big], {
+          evict: () => {
+            const until = Date.now() + 150;
+            while (Date.now() < until);
+          },
+          daemonPid: spinner.pid,
+        });
+        const run = await peer.time(local.readers.sync, COLD_TIMING, true);
+        assert.ok(run.cpu, 'CPU ticks counted');
+        const cpus = os.availableParallelism();
+        // Every CPU's ticks over the operations' windows: the samples' time, the trips over the
+        // pipe, and a tick per CPU at each end of each window (USER_HZ 100); the 450 ms of
+        // evictions would add 45 ticks a CPU.
+        const timedMs = run.samples.reduce((sum, ms) => sum + ms, 0);
+        assert.ok(run.cpu.total <= cpus * ((timedMs + 3 * 5) / 10 + 2 * run.samples.length), `${run.cpu.total} ticks over ${timedMs.toFixed(1)} ms of operations on ${cpus} CPUs`);
+        assert.ok(run.cpu.reader > 0 && run.cpu.daemon > 0, JSON.stringify(run.cpu));
+        assert.ok(run.cpu.busy <= run.cpu.total, JSON.stringify(run.cpu));
+        const pooled = poolCpu([run.cpu]);
+        assert.ok(pooled.busy > 0 && pooled.busy <= 1 && pooled.daemon > 0 && pooled.reader > 0, JSON.stringify(pooled));
+        // A warm run counts none.
+        assert.equal((await peer.time(local.readers.sync, TIMING, false)).cpu, null);
+      } finally {
+        spinner.kill('SIGKILL');
+      }
     });
 
     test('an eviction that fails ends the run with its reason, and the peer goes on', async (t) => {

@@ -224,6 +224,13 @@ describe('a bench run at tiny sizes', () => {
           assert.equal(d.rounds.length, 1, `${what}: one round`);
           assert.ok(d.resources.peakRssBytes > 0 && d.resources.operations >= d.samples, `${what}: resources`);
           assert.ok(d.resources.faultsPerOperation >= 0, `${what}: faults per operation`);
+          // CPU ticks are counted over a cold run's operations (none may have been long enough
+          // for a tick), with no daemon on a disk.
+          if (!trial.cold) assert.equal(d.cpu, null, `${what}: no CPU figures warm`);
+          else if (d.cpu !== null) {
+            assert.ok(d.cpu.ticks > 0 && d.cpu.busy >= 0 && d.cpu.busy <= 1 && d.cpu.reader >= 0 && d.cpu.reader <= 1, `${what}: ${JSON.stringify(d.cpu)}`);
+            assert.equal(d.cpu.daemon, null, `${what}: no daemon`);
+          }
           if (ASYNC.test(d.name)) {
             assert.equal(d.async, true, `${what}: async`);
             assert.ok(d.loopStall && d.loopStall.maxMs >= d.loopStall.p99Ms && d.loopStall.intervals >= 0, `${what}: loop stall`);
