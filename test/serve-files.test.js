@@ -9,7 +9,7 @@ const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
 const { engineInfo } = require('smartread');
-const { checkNoFdLeak, useTempDirs, writePattern, patternBuffer, assertSameBytes, waitUntil } = require('./helpers');
+const { checkNoFdLeak, useTempDirs, writePattern, patternBuffer, assertSameBytes, waitUntil, runToEnd, spendTheTurnOnEachRead } = require('./helpers');
 const { startHost, request } = require('./serve-hosts');
 
 checkNoFdLeak();
@@ -120,6 +120,56 @@ test('a client that stops reading holds the reads back; one that disconnects sto
   } finally {
     res?.destroy();
     await served.close();
+  }
+});
+
+test('a streamed file lets the event loop turn between its reads, however fast the client takes them', { skip }, async (t) => {
+  // Each read spends the turn's share: a turn may see the reads in flight come back (two) and one
+  // more started, never the rest of the file. A read of cached bytes on io_uring completes as it
+  // is submitted, and without the share a client on another CPU that keeps up took 51-212
+  // chunks of this file between two turns.
+  spendTheTurnOnEachRead(t);
+  const site = path.join(tempDirs.tmpfs ?? tempDirs.disk, 'fast-client');
+  fs.mkdirSync(site);
+  const size = 64 * MiB;
+  writePattern(path.join(site, 'huge.bin'), size);
+  fs.readFileSync(path.join(site, 'huge.bin'));
+  const chunk = 128 * 1024;
+  let sinceTurn = 0;
+  let most = 0;
+  let writes = 0;
+  const { serveStatic } = require('smartread/serve');
+  const handler = serveStatic(site, { streamChunk: chunk });
+  const server = http.createServer((req, res) => {
+    const write = res.write;
+    res.write = function countedWrite(...args) {
+      writes++;
+      most = Math.max(most, ++sinceTurn);
+      return write.apply(this, args);
+    };
+    handler(req, res);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  let ticking = true;
+  const tick = () => setImmediate(() => {
+    sinceTurn = 0;
+    if (ticking) tick();
+  });
+  try {
+    tick();
+    const { code, stdout, stderr } = await runToEnd(process.execPath, ['-e', `require('node:http').get({ host: '127.0.0.1', port: ${server.address().port}, path: '/huge.bin' }, (res) => {
+      let n = 0;
+      res.on('data', (c) => { n += c.length; });
+      res.on('end', () => console.log(n));
+    });`], { timeoutMs: 60000 });
+    assert.equal(code, 0, stderr);
+    assert.equal(Number(stdout.trim()), size, 'the client got the whole file');
+    assert.equal(writes, size / chunk);
+    assert.ok(most <= 3, `${most} chunks written between two turns of the loop`);
+  } finally {
+    ticking = false;
+    await new Promise((resolve) => server.close(resolve));
+    handler.close();
   }
 });
 
