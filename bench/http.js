@@ -518,7 +518,8 @@ async function placeSite() {
   const kind = opts.overlay ? 'overlay' : opts['fuse-latency'] ? 'fuse-latency' : null;
   if (kind === null) {
     const site = path.join(opts.dir, 'smartread-http-bench');
-    return { written: site, served: site, mounts: null, filesystem: null };
+    const { fsType } = require('./targets').describeTarget(opts.dir);
+    return { written: site, served: site, mounts: null, filesystem: { type: fsType, label: fsType, dir: opts.dir } };
   }
   const { MountSet, mountUnavailable, buildFuseLatency } = require('./mounts');
   const why = mountUnavailable(kind);
@@ -579,6 +580,8 @@ async function run({ written, served: site, filesystem }) {
     },
   };
   const report = {
+    format: 'smartread-bench-http/1',
+    command: ['node', 'bench/http.js', ...process.argv.slice(2)].join(' '),
     when: new Date().toISOString(), node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model,
     kernel: os.release(), options: opts, filesystem,
     versions: Object.fromEntries(['fastify', '@fastify/static', 'express', 'serve-static', 'sirv', 'autocannon']
@@ -634,7 +637,7 @@ async function run({ written, served: site, filesystem }) {
 
   process.stdout.write(`\nstatic servers: autocannon ${connections} connections (small, conditional), node:http client 4 (large); ` +
     `${seconds} s × ${rounds} rounds per server; ${process.version}, ${os.cpus().length} cores` +
-    `${filesystem ? `; the site on ${filesystem.label}` : ''}; loop: the longest the server's event loop was held\n`);
+    `; the site on ${filesystem.label}; loop: the longest the server's event loop was held\n`);
   process.stdout.write('trial                    server              req/s    MB/s   p50 ms   p99 ms  loop ms  vs best peer\n');
   for (const t of report.trials) {
     for (const name of t.servers) {

@@ -35,6 +35,13 @@ test('bench:http measures serveStatic against a peer and reports ratios', { skip
   const { report, out } = await runHttpBench('http.json', ['--large', '1', '--large-size', '1m',
     '--rss-size', '4m', '--rss-clients', '4', '--servers', 'smartread,sirv,ceiling', '--trials', 'conditional,rss,precompressed']);
   assert.deepEqual(report.trials.map((t) => t.trial), ['conditional', 'rss', 'precompressed']);
+  // What bench:docs needs to put the run on docs/serving.md: its format, its command, and the
+  // place it served from, named by its filesystem.
+  assert.equal(report.format, 'smartread-bench-http/1');
+  assert.match(report.command, /^node bench\/http\.js --seconds 0\.5 /);
+  const { fsType } = require('../bench/targets').describeTarget(tempDirs.disk);
+  assert.deepEqual([report.filesystem.type, report.filesystem.label], [fsType, fsType]);
+  assert.match(out, new RegExp(`the site on ${fsType}; loop:`));
   // The ceiling (its answers checked like every server's) runs in the conditional mix, not the
   // rss trial, and serves no precompressed siblings.
   assert.deepEqual(report.trials.map((t) => t.servers), [['smartread', 'sirv', 'ceiling'], ['smartread', 'sirv'], ['smartread', 'sirv']]);
