@@ -174,7 +174,6 @@ for (const local of localPeers) {
         const timedMs = run.samples.reduce((sum, ms) => sum + ms, 0);
         assert.ok(run.cpu.total <= cpus * ((timedMs + 3 * 5) / 10 + 2 * run.samples.length), `${run.cpu.total} ticks over ${timedMs.toFixed(1)} ms of operations on ${cpus} CPUs`);
         assert.ok(run.cpu.reader > 0 && run.cpu.daemon > 0, JSON.stringify(run.cpu));
-        assert.ok(run.cpu.busy <= run.cpu.total, JSON.stringify(run.cpu));
         const pooled = poolCpu([run.cpu]);
         assert.ok(pooled.busy > 0 && pooled.busy <= 1 && pooled.daemon > 0 && pooled.reader > 0, JSON.stringify(pooled));
         // A warm run counts none.

@@ -74,7 +74,7 @@ export class FileRangeStream extends Readable {
       // A read of cached bytes on the ring completes as it is submitted and settles in a promise
       // reaction, whose socket write may take the chunk at once and ask for the next: streams
       // whose clients keep up would read on without the loop turning (100 downloads of a cached
-      // 1 GiB file held it for 0.1-1.2 s). Past this turn's share of the JS thread (the clock
+      // 1 GiB file held it for up to 1.2 s). Past this turn's share of the JS thread (the clock
       // smartRead's reads share), the next read waits for the next turn.
       if (this.waitingForTurn) return;
       if (turnSpent(fastPathTurnMs())) {
