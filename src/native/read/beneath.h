@@ -63,8 +63,9 @@ Napi::Value OpenBeneath(const Napi::CallbackInfo& info);
 // openBeneathAsync(path: string | Buffer, flags: number, dirfd?: number, resolve?: number)
 //   -> Promise<fd | {errno, syscall: 'open'}>
 // openBeneath's open on libuv's thread pool, for a file whose open asks a server
-// (opensWaitBeneath), where the ring cannot make it (uring/beneath_op.h). The root's descriptor must stay open until the promise settles. A
-// descriptor that no promise could be resolved with (a worker being terminated) is closed.
+// (opensWaitBeneath), where the ring cannot make it (uring/beneath_op.h). The root's descriptor
+// must stay open until the promise settles. A descriptor that no promise could be resolved with
+// (a worker being terminated) is closed.
 Napi::Value OpenBeneathAsync(const Napi::CallbackInfo& info);
 
 // opensWaitBeneath(path: string | Buffer, dirfd?: number, resolve?: number) -> boolean

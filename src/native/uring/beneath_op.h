@@ -28,8 +28,9 @@ namespace uring {
 // inline in io_uring_enter, a lookup or an open would wait there for the server.
 //   kLookUp  statBeneath: OPENAT2 (O_PATH, the confinement's RESOLVE_* flags: resolved as a
 //            confined read would be, nothing opened for reading), then a STATX of the
-//            descriptor it gave, which the JS thread closes (an O_PATH descriptor asks no server
-//            when closed); statBeneath's Float64Array or {errno, syscall: 'stat'}.
+//            descriptor it gave, closed when the op is deleted on the JS thread (an O_PATH
+//            descriptor asks no server when closed); statBeneath's Float64Array or
+//            {errno, syscall: 'stat'}.
 //   kCheck   statAt: one STATX of the path from the directory, as fstatat(2).
 //   kOpen    openBeneath: OPENAT2 with the caller's flags and the confinement's; the descriptor
 //            (the caller's to close) or {errno, syscall: 'open'}. A descriptor no promise took

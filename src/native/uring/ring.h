@@ -93,10 +93,10 @@ class SingleOp : public OpOwner {
 //               means "not available" and is reported as a reason, never thrown.
 //   Read()      queues a read (no syscall), as ReadAt() queues a positional read of a file a
 //               reader keeps in a fixed-file slot (RegisterFile() .. UnregisterFile()) and
-//               LookUp() and OpenBeneath() a lookup and an open; Submit(), from a microtask, submits the batch (every kind
-//               together) and
-//               handles what completed inline; later completions wake the loop's uv_poll on the
-//               eventfd and are handled there, with promises settled in a callback scope.
+//               LookUp() and OpenBeneath() a lookup and an open; Submit(), from a microtask,
+//               submits the batch (every kind together) and handles what completed inline;
+//               later completions wake the loop's uv_poll on the eventfd and are handled there,
+//               with promises settled in a callback scope.
 //   teardown    the environment's async cleanup hook cancels every read, waits until the kernel
 //               has finished with every buffer, closes the ring, closes the poll handle, and
 //               the ring deletes itself in the handle's close callback.
