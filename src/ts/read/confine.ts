@@ -7,7 +7,7 @@ import { failureToError, invalidArgType, withCode } from '../common/errors';
 import { getValidatedPath, type PathLike } from '../common/args';
 import type { Confine, NativeBinding } from '../engine/native';
 import type { RawFailure } from '../common/raw';
-import { queueUringSubmit, uringAvailability } from './strategies';
+import { submittedSoon, uringAvailability } from './strategies';
 
 // linux/openat2.h
 const RESOLVE_NO_MAGICLINKS = 0x02;
@@ -61,12 +61,9 @@ interface OffLoop {
 let offLoop: OffLoop | undefined;
 
 /**
- * Where they are made: by io_uring's workers where the ring can make them (OPENAT2 and STATX,
- * src/native/uring/beneath_op.h), else on libuv's thread pool. The pool's 4 threads, shared
- * with every fs call of the process, made 4 at a time, each a round trip to the server where
- * attributes lapse: on a FUSE mount that keeps names 0 ms and answers in 1 ms, serveStatic's
- * precompressed mix (two siblings looked up per file) made 580 requests/s against 2,650 with 64
- * threads in the pool.
+ * Where they are made: by io_uring's workers where the ring can make them (OPENAT2 and STATX;
+ * src/native/uring/beneath_op.h says what libuv's 4 threads made of them), else on libuv's
+ * thread pool.
  */
 function madeOffLoop(): OffLoop {
   if (offLoop === undefined) {
@@ -75,14 +72,10 @@ function madeOffLoop(): OffLoop {
       const ring = binding as Required<NativeBinding>;
       offLoop = {
         lookUp(path, dirfd, resolve, confined) {
-          const pending = ring.uringLookUp(path, dirfd, resolve, confined);
-          queueUringSubmit();
-          return pending;
+          return submittedSoon(ring.uringLookUp(path, dirfd, resolve, confined));
         },
         open(path, flags, dirfd, resolve) {
-          const pending = ring.uringOpenBeneath(path, flags, dirfd, resolve);
-          queueUringSubmit();
-          return pending;
+          return submittedSoon(ring.uringOpenBeneath(path, flags, dirfd, resolve));
         },
       };
     } else {

@@ -9,7 +9,7 @@ import {
   getValidatedPath, validateBoolean, validateBuffer, validateInteger, validateOffsetLengthRead,
   validateOptionsObject, type PathLike,
 } from '../common/args';
-import { queueUringSubmit, uringAvailability } from './strategies';
+import { submittedSoon, uringAvailability } from './strategies';
 import type { NativeBinding } from '../engine/native';
 import type { RawFailure } from '../common/raw';
 import { turnSpent, waitForNextTurn } from './turn_clock';
@@ -161,11 +161,7 @@ function readPath(strategy: ReaderStrategy, fd: number, caller: Function): ReadP
   const onWorkers = binding.fileAsksServer(fd);
   return {
     by: 'uring',
-    readAt: (view, offset, length, position) => {
-      const pending = binding.uringReadAt(fixed ? slot : fd, fixed, view, offset, length, position, onWorkers);
-      queueUringSubmit();
-      return pending;
-    },
+    readAt: (view, offset, length, position) => submittedSoon(binding.uringReadAt(fixed ? slot : fd, fixed, view, offset, length, position, onWorkers)),
     release: () => {
       if (fixed) binding.uringUnregisterFile(slot);
     },

@@ -63,26 +63,26 @@ const submitUring = () => {
   native?.uringSubmit?.();
 };
 
-/** Submits what is queued on the ring once the current tick's synchronous code is done. */
-export function queueUringSubmit(): void {
+/**
+ * The promise of a request the addon has just queued on the ring (no syscall yet): what is
+ * queued is submitted once the current tick's synchronous code is done.
+ */
+export function submittedSoon<T>(pending: Promise<T>): Promise<T> {
   if (!submitQueued) {
     submitQueued = true;
     queueMicrotask(submitUring);
   }
+  return pending;
 }
 
 function uringEngine(binding: Required<NativeBinding>): AsyncEngine {
   return {
     name: 'uring',
     read(target, flags, statUserFd, id, confine) {
-      const pending = binding.uringRead(target, flags, statUserFd, id, confine?.dirfd, confine?.resolve);
-      queueUringSubmit();
-      return pending;
+      return submittedSoon(binding.uringRead(target, flags, statUserFd, id, confine?.dirfd, confine?.resolve));
     },
     readLarge(target, flags, id, confine) {
-      const pending = binding.uringRead(target, flags, true, id, confine?.dirfd, confine?.resolve, true);
-      queueUringSubmit();
-      return pending;
+      return submittedSoon(binding.uringRead(target, flags, true, id, confine?.dirfd, confine?.resolve, true));
     },
     cancel: (id) => binding.uringCancel(id),
   };

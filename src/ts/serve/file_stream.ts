@@ -11,7 +11,7 @@ import { fastPathTurnMs, native } from '../engine/engine';
 import { failureToError } from '../common/errors';
 import type { NativeBinding } from '../engine/native';
 import type { RawFailure } from '../common/raw';
-import { queueUringSubmit, uringAvailability } from '../read/strategies';
+import { submittedSoon, uringAvailability } from '../read/strategies';
 import { turnSpent, waitForNextTurn } from '../read/turn_clock';
 
 type ReadAt = (fd: number, buffer: Buffer, length: number, position: number, onWorkers: boolean) => Promise<number | RawFailure>;
@@ -25,11 +25,7 @@ function positionalReads(): ReadAt {
     const binding = native as NativeBinding;
     if (typeof uringAvailability() !== 'string' && binding.uringReadAt !== undefined) {
       const ring = binding as Required<NativeBinding>;
-      readAt = (fd, buffer, length, position, onWorkers) => {
-        const pending = ring.uringReadAt(fd, false, buffer, 0, length, position, onWorkers);
-        queueUringSubmit();
-        return pending;
-      };
+      readAt = (fd, buffer, length, position, onWorkers) => submittedSoon(ring.uringReadAt(fd, false, buffer, 0, length, position, onWorkers));
     } else {
       readAt = (fd, buffer, length, position) => binding.readIntoAsync(fd, buffer, 0, length, position);
     }

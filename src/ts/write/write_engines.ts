@@ -1,7 +1,7 @@
 // The engines writes can use, chosen by one ladder: io_uring, then libuv's thread pool, then
 // node:fs where the addon is missing; and the calling thread for the synchronous calls.
 import { native } from '../engine/engine';
-import { queueUringSubmit, uringAvailability } from '../read/strategies';
+import { submittedSoon, uringAvailability } from '../read/strategies';
 import { errnoOf, strategyUnavailable } from '../common/errors';
 import { jsMkdirAll, jsMkdirAllSync, jsWriteFile, jsWriteFileSync } from './js_write_engine';
 import type { Confine, NativeBinding } from '../engine/native';
@@ -227,15 +227,11 @@ function uringWriteEngine(binding: Required<NativeBinding>, support: { writes: b
     name: 'uring',
     writeFiles(job, concurrency, id) {
       if (job.confine || (job.atomic !== 0 && !support.atomic)) return threadpoolEngine.writeFiles(job, concurrency, id);
-      const pending = binding.uringWriteFiles(job.targets, job.datas, job.modes, job.flags, job.flush, job.atomic, concurrency, id);
-      queueUringSubmit();
-      return pending;
+      return submittedSoon(binding.uringWriteFiles(job.targets, job.datas, job.modes, job.flags, job.flush, job.atomic, concurrency, id));
     },
     async mkdirMany(paths, mode, confine, concurrency, id) {
       if (confine || !support.mkdir) return threadpoolEngine.mkdirMany(paths, mode, confine, concurrency, id);
-      const pending = binding.uringMkdirMany(paths, mode, concurrency, id);
-      queueUringSubmit();
-      const results = (await pending).map((result, i) => firstMade(paths[i], result));
+      const results = (await submittedSoon(binding.uringMkdirMany(paths, mode, concurrency, id))).map((result, i) => firstMade(paths[i], result));
       // A path that failed without making anything is walked again as node walks, on the pool,
       // for node's error in every detail (mkdir_many.h); what was cancelled stays so.
       const failed = results.flatMap((r, i) => (r !== undefined && typeof r !== 'string' && r.at === undefined && r.errno !== ECANCELED ? [i] : []));
