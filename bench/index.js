@@ -128,8 +128,8 @@ const usage = `usage: node bench/index.js [options]
                    (bench/mounts.js): overlay (the kernel's overlayfs; the files in its lower
                    layer, as an image's are), fuse (bindfs over a directory) and fuse-latency
                    (bench/fuse_latency.c, compiled into the cache as the C driver is: a FUSE
-                   passthrough that waits --fuse-latency-ms before answering each request,
-                   with 512 threads); adds cold single files of the sizes up to 1m on
+                   passthrough that answers each request --fuse-latency-ms late, holding
+                   no thread while it waits); adds cold single files of the sizes up to 1m on
                    overlay, and on fuse-latency runs the warm files of up to 1m and
                    cold-${DEFAULT_MANY_FILES}x4k with every driver (3 min; --filter narrows it); what
                    cannot be mounted here is skipped with the reason

@@ -5,8 +5,8 @@
 //                 all on the disk the set lives on;
 //   fuse          bindfs (Debian's FUSE passthrough) over a directory on that disk;
 //   fuse-latency  bench/fuse_latency.c over a directory on that disk: a FUSE passthrough that
-//                 waits a fixed delay (1 ms) before answering each request, as shared storage
-//                 does, with threads enough to serve every request a reader has in flight.
+//                 answers each request a fixed delay (1 ms) late, as shared storage does, every
+//                 request a reader has in flight waiting at once, none holding a thread.
 // A mount is { kind, dir, backingDir, ... }: files are written into backingDir (the overlay's
 // lower layer, the FUSE daemon's source) and read through dir, where the same names appear.
 //
@@ -345,7 +345,7 @@ const CHECK_SCRIPT = `
 /**
  * The direct check of a fuse-latency mount (from buildFuseLatency and MountSet.fuseLatency): one
  * cold read of a 4 KiB file through it takes at least the delay, and CHECK_FILES cold reads at
- * once take far less than CHECK_FILES delays (the daemon serves them on threads of their own).
+ * once take far less than CHECK_FILES delays (the daemon's answers wait together, not in turn).
  * The files are written into its source, their names looked up through the mount (as in the
  * bench's cold trials, where names stay cached: this kernel sends a directory's LOOKUPs one at
  * a time), their data evicted from the source (with smartread's evictFromPageCache, where the

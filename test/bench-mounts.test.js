@@ -86,6 +86,50 @@ test('the fuse-latency daemon: a read-only passthrough of its source, gone with 
   }
 });
 
+test('the fuse-latency daemon answers 64 requests at once, each a delay late, without a thread held for each', async (t) => {
+  const why = mountUnavailable('fuse-latency') ?? (typeof (await fuseLatencyDaemon()) === 'string' ? await fuseLatencyDaemon() : null);
+  if (why) return t.skip(why);
+  const { binary } = await fuseLatencyDaemon();
+  const set = new MountSet(tempDirs.disk, { log: () => {} });
+  try {
+    const delayMs = 20;
+    const mount = await set.fuseLatency({ binary, delayMs });
+    const count = 64;
+    const bytes = patternBuffer(4096, 3);
+    fs.mkdirSync(path.join(mount.backingDir, 'many'));
+    for (let i = 0; i < count; i++) fs.writeFileSync(path.join(mount.backingDir, 'many', `f${i}`), bytes);
+    const files = Array.from({ length: count }, (_, i) => path.join(mount.dir, 'many', `f${i}`));
+    // The names first (the kernel sends one directory's lookups one at a time), then 64 reads at
+    // once from 64 of libuv's threads: an open and a read of each, all in flight together.
+    for (const file of files) fs.statSync(file);
+    const threadsBefore = fs.readdirSync(`/proc/${mount.pid}/task`).length;
+    const run = await runToEnd(process.execPath, ['-e', `
+      const fs = require('node:fs');
+      const files = JSON.parse(process.argv[1]);
+      const start = performance.now();
+      Promise.all(files.map((file) => fs.promises.readFile(file))).then((all) => {
+        const spanMs = performance.now() - start;
+        process.stdout.write(JSON.stringify({ spanMs, sizes: all.map((b) => b.length), first: all[0].toString('base64') }));
+      });`, JSON.stringify(files)], { env: { UV_THREADPOOL_SIZE: String(count) } });
+    assert.equal(run.code, 0, run.stderr);
+    const { spanMs, sizes, first } = JSON.parse(run.stdout);
+    assert.deepEqual(sizes, files.map(() => bytes.length));
+    assertSameBytes(Buffer.from(first, 'base64'), bytes, 'f0');
+    // Each file's open and read are each answered no sooner than the delay; one after another,
+    // 64 files would take 128 delays.
+    assert.ok(spanMs >= 2 * delayMs, `64 reads in ${spanMs.toFixed(1)} ms, under two delays of ${delayMs} ms`);
+    assert.ok(spanMs < (count / 4) * delayMs, `64 reads at once took ${spanMs.toFixed(1)} ms: not served together`);
+    // libfuse starts a thread only when none is free to take the next request; a request in its
+    // delay holds none, so far fewer threads than requests in flight. (A daemon that slept on a
+    // thread per request had 64 or more.)
+    const threads = fs.readdirSync(`/proc/${mount.pid}/task`).length;
+    t.diagnostic(`threads: ${threadsBefore} before, ${threads} after`);
+    assert.ok(threads < count / 2, `the daemon has ${threads} threads after 64 requests at once (${threadsBefore} before)`);
+  } finally {
+    set.teardown();
+  }
+});
+
 test('a process killed outright (SIGKILL) with every kind mounted leaves no mount, daemon or directory', async (t) => {
   const { kinds, skipped } = await mountable();
   if (kinds.length === 0) return t.skip(skipped.join('; '));
