@@ -34,6 +34,23 @@ async function fuseLatencyDaemon() {
   return daemon;
 }
 
+/** A fuse-latency mount answering each request `delayMs` late, in a set of its own (the caller
+ * tears it down): { set, mount }; or null, the test skipped with the reason. */
+async function fuseLatencyMount(t, delayMs) {
+  const why = mountUnavailable('fuse-latency') ?? (typeof (await fuseLatencyDaemon()) === 'string' ? await fuseLatencyDaemon() : null);
+  if (why) {
+    t.skip(why);
+    return null;
+  }
+  const set = new MountSet(tempDirs.disk, { log: () => {} });
+  try {
+    return { set, mount: await set.fuseLatency({ binary: (await fuseLatencyDaemon()).binary, delayMs }) };
+  } catch (err) {
+    set.teardown();
+    throw err;
+  }
+}
+
 /** The kinds this machine can mount, and why each other one is skipped. */
 async function mountable() {
   const kinds = [];
@@ -54,12 +71,10 @@ function assertNothingLeft(dir) {
 }
 
 test('the fuse-latency daemon: a read-only passthrough of its source, gone with its mount', async (t) => {
-  const why = mountUnavailable('fuse-latency') ?? (typeof (await fuseLatencyDaemon()) === 'string' ? await fuseLatencyDaemon() : null);
-  if (why) return t.skip(why);
-  const { binary } = await fuseLatencyDaemon();
-  const set = new MountSet(tempDirs.disk, { log: () => {} });
+  const mounted = await fuseLatencyMount(t, 0.1);
+  if (mounted === null) return;
+  const { set, mount } = mounted;
   try {
-    const mount = await set.fuseLatency({ binary, delayMs: 0.1 });
     assert.equal(readMounts().find((m) => m.mountPoint === mount.dir)?.fsType, FS_TYPES['fuse-latency']);
     const files = { small: patternBuffer(4096), large: patternBuffer(1024 * 1024 + 3, 7), empty: Buffer.alloc(0) };
     fs.mkdirSync(path.join(mount.backingDir, 'sub'));
@@ -87,13 +102,11 @@ test('the fuse-latency daemon: a read-only passthrough of its source, gone with 
 });
 
 test('the fuse-latency daemon answers 64 requests at once, each a delay late, without a thread held for each', async (t) => {
-  const why = mountUnavailable('fuse-latency') ?? (typeof (await fuseLatencyDaemon()) === 'string' ? await fuseLatencyDaemon() : null);
-  if (why) return t.skip(why);
-  const { binary } = await fuseLatencyDaemon();
-  const set = new MountSet(tempDirs.disk, { log: () => {} });
+  const delayMs = 20;
+  const mounted = await fuseLatencyMount(t, delayMs);
+  if (mounted === null) return;
+  const { set, mount } = mounted;
   try {
-    const delayMs = 20;
-    const mount = await set.fuseLatency({ binary, delayMs });
     const count = 64;
     const bytes = patternBuffer(4096, 3);
     fs.mkdirSync(path.join(mount.backingDir, 'many'));
