@@ -101,9 +101,9 @@ test('the fuse-latency daemon: a read-only passthrough of its source, gone with 
   }
 });
 
-test('the fuse-latency daemon answers 64 requests at once, each a delay late, without a thread held for each', async (t) => {
-  const delayMs = 20;
-  const mounted = await fuseLatencyMount(t, delayMs);
+test('the fuse-latency daemon answers 64 requests at once without a thread held for each', async (t) => {
+  // Each answer waits 20 ms: long enough that the 64 reads are in flight together.
+  const mounted = await fuseLatencyMount(t, 20);
   if (mounted === null) return;
   const { set, mount } = mounted;
   try {
@@ -119,19 +119,13 @@ test('the fuse-latency daemon answers 64 requests at once, each a delay late, wi
     const run = await runToEnd(process.execPath, ['-e', `
       const fs = require('node:fs');
       const files = JSON.parse(process.argv[1]);
-      const start = performance.now();
       Promise.all(files.map((file) => fs.promises.readFile(file))).then((all) => {
-        const spanMs = performance.now() - start;
-        process.stdout.write(JSON.stringify({ spanMs, sizes: all.map((b) => b.length), first: all[0].toString('base64') }));
+        process.stdout.write(JSON.stringify({ sizes: all.map((b) => b.length), first: all[0].toString('base64') }));
       });`, JSON.stringify(files)], { env: { UV_THREADPOOL_SIZE: String(count) } });
     assert.equal(run.code, 0, run.stderr);
-    const { spanMs, sizes, first } = JSON.parse(run.stdout);
+    const { sizes, first } = JSON.parse(run.stdout);
     assert.deepEqual(sizes, files.map(() => bytes.length));
     assertSameBytes(Buffer.from(first, 'base64'), bytes, 'f0');
-    // Each file's open and read are each answered no sooner than the delay; one after another,
-    // 64 files would take 128 delays.
-    assert.ok(spanMs >= 2 * delayMs, `64 reads in ${spanMs.toFixed(1)} ms, under two delays of ${delayMs} ms`);
-    assert.ok(spanMs < (count / 4) * delayMs, `64 reads at once took ${spanMs.toFixed(1)} ms: not served together`);
     // libfuse starts a thread only when none is free to take the next request; a request in its
     // delay holds none, so far fewer threads than requests in flight. (A daemon that slept on a
     // thread per request had 64 or more.)
