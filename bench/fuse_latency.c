@@ -642,11 +642,6 @@ int main(int argc, char *argv[]) {
     fprintf(stderr, "%s: %s: %s\n", argv[0], options.source, strerror(errno));
     return 1;
   }
-  struct stat st;
-  if (fstat(root.fd, &st) == 0) {
-    root.dev = st.st_dev;
-    root.ino = st.st_ino;
-  }
   if (options.opens_log != NULL) {
     opens_log_fd = open(options.opens_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (opens_log_fd < 0) {
