@@ -3,6 +3,7 @@
 #include "blind_reads.h"
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <sys/vfs.h>
 #include <time.h>
@@ -221,12 +222,12 @@ bool BlindReads::CoolingNow(dev_t dev) const {
   return fs != nullptr && now_ns < fs->cooling_until_ns;
 }
 
-void BlindReads::Timed(const File& file, int64_t elapsed_ns, int64_t slow_ns, int64_t now_ns, bool read_inline) {
+void BlindReads::Timed(const File& file, bool slow, int64_t now_ns, bool read_inline) {
   std::lock_guard<std::mutex> lock(mutex_);
   Filesystem* fs = FindLocked(file.dev);
   auto found = records_.find(file.key);
   if (fs != nullptr) fs->inline_reads++;
-  if (elapsed_ns <= slow_ns) {
+  if (!slow) {
     if (!read_inline) return;
     if (found != records_.end()) found->second.seen_ns = now_ns;
     if (fs != nullptr && ++fs->good_streak >= kForgiveAfter) fs->next_cooling_ns = kFirstCoolingNs;
@@ -266,14 +267,38 @@ BlindReads::Stats BlindReads::stats() const {
 
 namespace {
 
+// Reads from kSleepLookFrom bytes are judged by whether their thread slept as well as by their
+// time: the two getrusage(2) calls cost ~0.5 us here, under 1% of such a copy.
+constexpr size_t kSleepLookFrom = size_t{256} << 10;
+
+// Whether the calling thread slept (a voluntary context switch) during a read of `size` bytes
+// it is about to make. A read that waited for a device or a server sleeps; one that was only
+// preempted (by another process, or by the process's own GC threads on a busy machine), or whose
+// copy was slow, does not, and is not taken for a wait however long it took: reads of six cached
+// 2-4 MiB overlay files, their process pinned to one CPU beside a busy loop, were taken for waits
+// and cooled the overlay. A smaller read is judged by its time alone (Slept() is always true).
+class SleepWatch {
+ public:
+  explicit SleepWatch(size_t size) : before_(size >= kSleepLookFrom ? VoluntarySwitches() : -1) {}
+  bool Slept() const { return before_ < 0 || VoluntarySwitches() != before_; }
+
+ private:
+  static int64_t VoluntarySwitches() {
+    struct rusage usage {};
+    return getrusage(RUSAGE_THREAD, &usage) == 0 ? usage.ru_nvcsw : -1;
+  }
+  int64_t before_;
+};
+
 NoWaitRead ReadJudged(BlindReads& blind, const BlindReads::File& file, int fd, uint8_t* data, size_t size,
                       const ReadBudget& budget, int64_t opened_ns, int64_t now_ns) {
   if (opened_ns == 0) opened_ns = now_ns;
   const bool read_inline = BlindReads::ReadsInline(blind.Judge(file, fd, now_ns));
   ssize_t n = 0;
+  const SleepWatch watch(read_inline ? size : 0);
   if (read_inline) n = ReadFully(fd, data, size, 0);
   const int64_t ended = MonotonicNs();
-  blind.Timed(file, ended - opened_ns, budget.SlowNs(size), ended, read_inline);
+  blind.Timed(file, ended - opened_ns > budget.SlowNs(size) && watch.Slept(), ended, read_inline);
   if (!read_inline) return NoWaitRead{0, EAGAIN};
   if (n < 0) return NoWaitRead{0, static_cast<int>(-n)};
   return NoWaitRead{static_cast<size_t>(n), 0};
@@ -312,7 +337,7 @@ bool JudgedInline(BlindReads& blind, const BlindReads::File& named, int fd, int6
   const BlindReads::Judgement judged = blind.Judge(named, fd, opened_ns);
   if (BlindReads::ReadsInline(judged)) return true;
   const int64_t now = MonotonicNs();
-  blind.Timed(named, now - opened_ns, budget.SlowNs(static_cast<size_t>(named.size)), now, false);
+  blind.Timed(named, now - opened_ns > budget.SlowNs(static_cast<size_t>(named.size)), now, false);
   *cooling = judged == BlindReads::Judgement::kCooling;
   return false;
 }
@@ -322,10 +347,11 @@ AsBeforeRead ReadNamedAsBefore(AsBefore mode, BlindReads& blind, const BlindRead
   const size_t size = static_cast<size_t>(named.size);
   int error = 0;
   const int64_t read_from = mode == AsBefore::kInMemory ? MonotonicNs() : 0;
+  const SleepWatch watch(mode == AsBefore::kJudged ? size : 0);
   const bool same = ReadAsBefore(fd, data, size, mode == AsBefore::kNoWait ? RWF_NOWAIT : 0, &error);
   if (mode == AsBefore::kJudged) {
     const int64_t now = MonotonicNs();
-    blind.Timed(named, now - opened_ns, budget.SlowNs(size), now, true);
+    blind.Timed(named, now - opened_ns > budget.SlowNs(size) && watch.Slept(), now, true);
   } else if (mode == AsBefore::kInMemory && MonotonicNs() - read_from > kInMemorySlackNs + 2 * budget.CopyNs(size)) {
     struct stat st {};
     *moved = fstat(fd, &st) != 0 || st.st_dev != named.dev;

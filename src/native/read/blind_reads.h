@@ -30,7 +30,9 @@ namespace smartread {
 //     such a read and far less than a wait for the device, and the look holds for
 //     kResidentLookNs;
 //   - a read on the calling thread that took longer than the fast path's budget allows for its
-//     size was misjudged (its pages had gone, or the filesystem answers slowly): it is counted,
+//     size was misjudged (its pages had gone, or the filesystem answers slowly), unless it was of
+//     kSleepLookFrom bytes or more and its thread did not sleep while it read (SleepWatch): then
+//     it waited for no device nor server, and was only preempted. A misjudged read is counted,
 //     the file goes back to the engines until they have read it again, and kStrikes such reads
 //     within kStrikeWindow reads of one filesystem stop its reads on the calling thread for a
 //     while (1 s, doubled each time up to 64 s, back to 1 s after kForgiveAfter good reads). One
@@ -106,10 +108,11 @@ class BlindReads {
   // is not cooling. A refusal is Judge()'s (counted, and a first read remembered); a yes is
   // judged after the open.
   bool WorthOpening(const File& file, int64_t now_ns);
-  // A read's time on the calling thread from its open (`read_inline`: Judge() had it read
-  // there; else only its open and fstat, before the engines take it): longer than `slow_ns` was
-  // misjudged (on FUSE or NFS an open alone waits for the server).
-  void Timed(const File& file, int64_t elapsed_ns, int64_t slow_ns, int64_t now_ns, bool read_inline);
+  // A read on the calling thread, from its open (`read_inline`: Judge() had it read there; else
+  // only its open and fstat, before the engines take it): `slow`, it took longer than the budget
+  // allows (ReadBudget::SlowNs) and may have waited, was misjudged (on FUSE or NFS an open alone
+  // waits for the server).
+  void Timed(const File& file, bool slow, int64_t now_ns, bool read_inline);
   // What the callers ask of `dev` before they open a file there, in one look, as of `now_ns`
   // (when the caller started to open it; 0: not known, read here): Known(); `cooling`, whether
   // reads there are not to be opened on the calling thread for now (counted as a kCooling
