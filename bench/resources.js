@@ -144,9 +144,16 @@ class CpuRecorder {
   }
 }
 
+// The fewest ticks the windows must count for the reader's and the daemon's shares: a process's
+// ticks and the machine's are read at different moments, a tick or so apart, so over a handful
+// of ticks a share means nothing (a tiny run counted 1 machine tick and 2 of the reader's). A
+// cold run of the bench counts hundreds.
+const MIN_SHARE_TICKS = 50;
+
 /**
  * Several runs' CPU ticks (CpuRecorder's result) as shares of every CPU's time over the windows:
- * { busy, reader, daemon } (reader and daemon null where not watched), and the ticks counted.
+ * { busy, reader, daemon } (reader and daemon null where not watched, or where the windows
+ * counted fewer than MIN_SHARE_TICKS), and the ticks counted.
  */
 function poolCpu(runs) {
   const present = runs.filter(Boolean);
@@ -154,8 +161,8 @@ function poolCpu(runs) {
   const sum = (key) => present.reduce((total, r) => total + (r[key] ?? 0), 0);
   const total = sum('total');
   if (total === 0) return null;
-  const share = (key) => (present.every((r) => r[key] !== undefined) ? sum(key) / total : null);
+  const share = (key) => (total >= MIN_SHARE_TICKS && present.every((r) => r[key] !== undefined) ? sum(key) / total : null);
   return { busy: sum('busy') / total, reader: share('reader'), daemon: share('daemon'), ticks: total };
 }
 
-module.exports = { ResourceRecorder, poolResources, CpuRecorder, poolCpu };
+module.exports = { ResourceRecorder, poolResources, CpuRecorder, poolCpu, MIN_SHARE_TICKS };

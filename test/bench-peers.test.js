@@ -17,7 +17,7 @@ const {
   startPeer, compileCDriver, installRuntime, cacheDir, writePathsFile, digestMismatch, tinybenchUrl, PEER_RUNTIMES, PEER_READERS, RUNNER,
 } = require('../bench/peers');
 const { listCorpus, corpusTrials } = require('../bench/trials');
-const { poolCpu } = require('../bench/resources');
+const { poolCpu, MIN_SHARE_TICKS } = require('../bench/resources');
 const { useMounts } = require('./mounts');
 
 checkNoFdLeak({ spawnsChildren: true });
@@ -174,8 +174,16 @@ for (const local of localPeers) {
         const timedMs = run.samples.reduce((sum, ms) => sum + ms, 0);
         assert.ok(run.cpu.total <= cpus * ((timedMs + 3 * 5) / 10 + 2 * run.samples.length), `${run.cpu.total} ticks over ${timedMs.toFixed(1)} ms of operations on ${cpus} CPUs`);
         assert.ok(run.cpu.reader > 0 && run.cpu.daemon > 0, JSON.stringify(run.cpu));
+        // Shares of every CPU's time, once the runs pooled count MIN_SHARE_TICKS (a run of
+        // three reads counts about 15 here); over fewer, the busy share alone.
         const pooled = poolCpu([run.cpu]);
-        assert.ok(pooled.busy > 0 && pooled.busy <= 1 && pooled.daemon > 0 && pooled.reader > 0, JSON.stringify(pooled));
+        assert.ok(pooled.busy > 0 && pooled.busy <= 1, JSON.stringify(pooled));
+        if (run.cpu.total < MIN_SHARE_TICKS) assert.ok(pooled.reader === null && pooled.daemon === null, JSON.stringify(pooled));
+        const runs = Array.from({ length: Math.ceil(MIN_SHARE_TICKS / run.cpu.total) }, () => run.cpu);
+        const shares = poolCpu(runs);
+        assert.ok(shares.daemon > 0 && shares.reader > 0, JSON.stringify(shares));
+        assert.equal(shares.reader, run.cpu.reader / run.cpu.total);
+        assert.equal(shares.daemon, run.cpu.daemon / run.cpu.total);
         // A warm run counts none.
         assert.equal((await peer.time(local.readers.sync, TIMING, false)).cpu, null);
       } finally {
