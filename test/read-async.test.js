@@ -562,3 +562,45 @@ describe("io_uring reads completed inline let the event loop turn", () => {
     assert.ok(turns >= reads / 8 - 1, `the loop turned ${turns} times in ${reads} reads by 8 lanes`);
   });
 });
+
+describe('calls made at once past the turn\'s share wait in line', () => {
+  // Each read spends the turn's share (1 µs): the calls made at once then read one a turn, in
+  // the order they were made. A call aborted while it waits leaves the line to the others.
+  test("500 smartRead calls at once, 'sync' and 'auto': one read a turn, in call order; the aborted ones reject", async (t) => {
+    spendTheTurnOnEachRead(t);
+    const file = writePattern(path.join(tempDirs.disk, 'in-line'), 4 * KiB);
+    const expected = fs.readFileSync(file);
+    for (const strategy of ['sync', 'auto']) {
+      await smartRead(file, { strategy });
+      const controller = new AbortController();
+      const order = [];
+      const counting = countLoopTurns();
+      let outcomes;
+      let turns;
+      try {
+        const calls = Array.from({ length: 500 }, (_, i) => smartRead(file, { strategy, signal: i % 5 === 4 ? controller.signal : undefined })
+          .then((bytes) => {
+            order.push(i);
+            return bytes;
+          }));
+        // Once the first hundred have read, every fifth call still waiting is aborted.
+        while (order.length < 100) await new Promise(setImmediate);
+        controller.abort();
+        outcomes = await Promise.allSettled(calls);
+      } finally {
+        turns = counting.stop();
+      }
+      const read = outcomes.flatMap((o, i) => (o.status === 'fulfilled' ? [i] : []));
+      for (const i of read) assertSameBytes(outcomes[i].value, expected, `${strategy}: call ${i}`);
+      for (const [i, o] of outcomes.entries()) {
+        if (o.status === 'rejected') {
+          assert.equal(i % 5, 4, `${strategy}: call ${i} had no signal: ${o.reason}`);
+          assert.equal(o.reason.name, 'AbortError', `${strategy}: call ${i}`);
+        }
+      }
+      assert.deepEqual(order, read, `${strategy}: read in call order`);
+      assert.ok(turns >= read.length - 2, `${strategy}: the loop turned ${turns} times for ${read.length} reads`);
+      assert.ok(read.length >= 400 && read.length < 500, `${strategy}: ${read.length} read, the rest aborted`);
+    }
+  });
+});

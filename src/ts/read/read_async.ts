@@ -13,7 +13,7 @@ import {
 } from '../engine/engine';
 import { countFastPath, countTooLarge, recordRead, timing, type ServedBy } from './metrics';
 import { Root, type ConfineOptions } from './confine';
-import { turnSpent, waitForNextTurn } from './turn_clock';
+import { passTurn, takeTurn, turnShare, turnSpent, waitForNextTurn } from './turn_clock';
 
 const { O_RDONLY } = constants;
 
@@ -309,19 +309,27 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
   // before its reader's close() ends as it would have; an engine takes its own hold before this
   // one goes.
   let endStartUse: (() => void) | undefined;
+  let inLine = -1;
   try {
     endStartUse = req.root?.use();
     // Every read starts within its turn's share of the JS thread, whichever engine reads it: the
     // fast path's hits, and io_uring's reads of cached files (completed inline, as they are
     // submitted, in a microtask), settle in promise reactions without the loop turning (5,000
     // awaited reads of a cached 64 KiB file with strategy 'uring', or five readMany calls of
-    // 4,000 files: 0 turns in 200-250 ms). The read that waited starts the next turn's clock.
-    // An abort meanwhile ends the read here, unless the outcome is to be judged at settling
-    // (settleAfter) and the fast path can still look: an open's error it finds (a missing file,
-    // a directory's EISDIR) is the caller's, as in node:fs. No engine read starts after it.
-    while (turnSpent(fastPathTurnMs())) {
-      await waitForNextTurn();
+    // 4,000 files: 0 turns in 200-250 ms). Past the share a call waits in line (turn_clock.ts);
+    // at its turn its read starts the turn's clock, and once the read is made or started (the
+    // sync engine reads as it is called, io_uring's cached reads complete as they are
+    // submitted), or given up, it passes the turn on. An abort meanwhile ends the read here,
+    // unless the outcome is to be judged at settling (settleAfter) and the fast path can still
+    // look: an open's error it finds (a missing file, a directory's EISDIR) is the caller's, as
+    // in node:fs. No engine read starts after it.
+    const shareMs = fastPathTurnMs();
+    const waiting = turnShare(shareMs);
+    if (waiting !== undefined) {
+      inLine = shareMs;
+      await waiting;
       if (signal?.aborted && (settleAfter === undefined || !tryNow || !engine.readNow)) throw abortError(signal, caller);
+      takeTurn();
     }
     let raw: RawResult | null | false = tooLarge ? false : null;
     const confine = req.root?.confine;
@@ -342,9 +350,11 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
       const pending = raw === false && engine.readLarge && typeof target !== 'number'
         ? engine.readLarge(target, req.flags, id, confine)
         : engine.read(target, req.flags, true, id, confine);
+      inLine = passLine(inLine);
       if (endUse) pending.then(endUse, endUse);
       raw = signal ? await untilAborted(pending, signal, () => engine.cancel?.(id), caller) : await pending;
     }
+    inLine = passLine(inLine);
     if (settleAfter !== undefined) {
       await settleAfter;
       if (signal!.aborted && await abortWins(raw, target)) throw abortError(signal!, caller);
@@ -357,8 +367,16 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
     recordRead(by, path, err as Error, started);
     throw err;
   } finally {
+    passLine(inLine);
     endStartUse?.();
   }
+}
+
+// Passes the turn on for a call that waited in line (`inLine`: its share of the turn, or -1 when
+// it did not wait or has passed it already); -1.
+function passLine(inLine: number): number {
+  if (inLine >= 0) passTurn(inLine);
+  return -1;
 }
 
 /**

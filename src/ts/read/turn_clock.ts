@@ -32,3 +32,64 @@ export function waitForNextTurn(): Promise<void> {
     resolve();
   }));
 }
+
+// Calls waiting for a turn with share left (turnShare), first come first served, and woken one
+// at a time: the first of the line by an immediate at the next turn, each next one by passTurn()
+// once the one before it has made its read, while the share lasts. Woken all at once by the
+// next turn's promise, every waiter looked at the clock again and nearly all went back to wait,
+// turn after turn: 10,000 smartRead calls at once, each a cached file, took 1.9-3.7 s against
+// 0.36 s for a smartReadSync loop of the same reads (the waiters' wake-ups grew as the square of
+// their number).
+const line: Array<(() => void) | undefined> = [];
+let lineHead = 0;
+let wakeScheduled = false;
+
+function wakeFirst(): void {
+  if (lineHead === line.length) return;
+  const resolve = line[lineHead]!;
+  line[lineHead++] = undefined;
+  if (lineHead === line.length) {
+    line.length = 0;
+    lineHead = 0;
+  }
+  resolve();
+}
+
+// The first of the line is woken at the next turn, whatever passTurn() does meanwhile: a call
+// that leaves its turn without passing it (an error, an abort) never holds the line for longer.
+// The turn's clock is stopped then, for the woken call's read to start it (takeTurn): this
+// immediate may run before the one that ends the last turn (endTurn).
+function wakeFirstNextTurn(): void {
+  if (wakeScheduled) return;
+  wakeScheduled = true;
+  setImmediate(() => {
+    wakeScheduled = false;
+    endTurn();
+    wakeFirst();
+    if (lineHead < line.length) wakeFirstNextTurn();
+  });
+}
+
+/**
+ * When a read may start on this thread within the turn's share: undefined when it may now
+ * (nobody is waiting, and the share is not spent), else a promise that resolves at its turn in
+ * the line. A call that waited calls takeTurn() before its read, unless it gives up (an abort),
+ * and passTurn() once its read is made or given up.
+ */
+export function turnShare(shareMs: number): Promise<void> | undefined {
+  if (lineHead === line.length && !turnSpent(shareMs)) return undefined;
+  return new Promise<void>((resolve) => {
+    line.push(resolve);
+    wakeFirstNextTurn();
+  });
+}
+
+/** A call woken in the line starts its read: the turn's clock runs from it, if it was stopped. */
+export function takeTurn(): void {
+  turnSpent(0);
+}
+
+/** After a read: wakes the next call in line if the turn's share is not spent yet. */
+export function passTurn(shareMs: number): void {
+  if (lineHead < line.length && !turnSpent(shareMs)) wakeFirst();
+}
