@@ -10,10 +10,12 @@ const SANITIZER_REPORT = /ERROR: AddressSanitizer|runtime error:|ERROR: LeakSani
 /**
  * Spawns `command args` with `options` (stdout is piped, stderr inherited unless options.stdio
  * says otherwise) and resolves with { pass, fail, skipped, code, failures, sanitizerReports }.
+ * The report is passed through to this process's stdout and stderr, or to `write` when given
+ * (a runner that runs several at once keeps each whole).
  * failures: [{ name, file }] for every failed test, nested ones included; `file` is the test file
  * (relative to options.cwd) from the failure's location, or undefined when the report has none.
  */
-function runTap(command, args, options) {
+function runTap(command, args, { write, ...options }) {
   return new Promise((resolve) => {
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], ...options });
     const result = { pass: 0, fail: 0, skipped: 0, failures: [], sanitizerReports: 0 };
@@ -23,7 +25,7 @@ function runTap(command, args, options) {
       result.sanitizerReports += (text.match(SANITIZER_REPORT) ?? []).length;
     };
     child.stdout.on('data', (chunk) => {
-      process.stdout.write(chunk);
+      (write ?? ((text) => process.stdout.write(text)))(chunk);
       const text = chunk.toString();
       // node:test forwards a test file's stderr into its report.
       countSanitizerReports(text);
@@ -48,7 +50,7 @@ function runTap(command, args, options) {
       }
     });
     child.stderr?.on('data', (chunk) => {
-      process.stderr.write(chunk);
+      (write ?? ((text) => process.stderr.write(text)))(chunk);
       countSanitizerReports(chunk.toString());
     });
     child.on('close', (code) => resolve({ ...result, code }));
