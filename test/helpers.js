@@ -563,8 +563,9 @@ function spendTheTurnOnEachRead(t, changes = {}) {
   setTuning({ fastPathBudgetUs: 1, ...changes });
 }
 
-// The calls a child makes to each of `syscalls` (all its threads), counted by strace -c: the
-// child runs `script` with `args` in process.argv[1...]. Null, with the test skipped, where
+// The calls a child makes to each of `syscalls` (all its threads), counted by strace -c, and
+// what it wrote to stdout: the child runs `script` with `args` in process.argv[1...]. Null, with
+// the test skipped, where
 // strace is missing. Only those calls stop the child (--seccomp-bpf): the others keep their
 // pace, which the fast path times on filesystems it reads without asking the kernel.
 async function syscallCounts(t, syscalls, script, args) {
@@ -576,7 +577,7 @@ async function syscallCounts(t, syscalls, script, args) {
   const traced = await runToEnd('strace', ['-f', '--seccomp-bpf', '-c', '-U', 'name,calls', '-e', `trace=${syscalls.join(',')}`,
     process.execPath, '-e', script, ...args], { env: { UV_USE_IO_URING: '0' }, timeoutMs: 60000 });
   assert.equal(traced.code, 0, traced.stderr);
-  const calls = { output: traced.stderr };
+  const calls = { output: traced.stderr, stdout: traced.stdout };
   for (const line of traced.stderr.split('\n')) {
     const match = /^\s*(\w+)\s+(\d+)\s*$/.exec(line);
     if (match && syscalls.includes(match[1])) calls[match[1]] = Number(match[2]);
