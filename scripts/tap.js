@@ -19,13 +19,15 @@ function runTap(command, args, { write, ...options }) {
   return new Promise((resolve) => {
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], ...options });
     const result = { pass: 0, fail: 0, skipped: 0, failures: [], sanitizerReports: 0 };
+    const out = write ?? ((text) => process.stdout.write(text));
+    const err = write ?? ((text) => process.stderr.write(text));
     let pending; // the last failure seen, waiting for its location line
     let tail = '';
     const countSanitizerReports = (text) => {
       result.sanitizerReports += (text.match(SANITIZER_REPORT) ?? []).length;
     };
     child.stdout.on('data', (chunk) => {
-      (write ?? ((text) => process.stdout.write(text)))(chunk);
+      out(chunk);
       const text = chunk.toString();
       // node:test forwards a test file's stderr into its report.
       countSanitizerReports(text);
@@ -50,7 +52,7 @@ function runTap(command, args, { write, ...options }) {
       }
     });
     child.stderr?.on('data', (chunk) => {
-      (write ?? ((text) => process.stderr.write(text)))(chunk);
+      err(chunk);
       countSanitizerReports(chunk.toString());
     });
     child.on('close', (code) => resolve({ ...result, code }));
