@@ -10,7 +10,7 @@
 // at exit; any ASan report or UBSan error ends the process with an error and fails its tests.
 //
 // Files skipped under ASan, to keep it within CI's time (each also runs unsanitized in npm test):
-// bench-smoke and bench-mounts (the bench harness and its mounts, no engine code of their own),
+// the tests of the bench and the docs (scripts/test-files.js: tools, no engine code of their own),
 // races and read-sync-races (timing races that need speed to race), sync-memory (peak RSS beside
 // fs.readFileSync's, which ASan's quarantine of freed memory makes meaningless), and
 // uring-lifecycle's slow worker terminations are cut to 10.
@@ -20,9 +20,10 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { runTap, runRetrying, describeFailures } = require('./tap');
+const { toolTests, testFiles } = require('./test-files');
 
 const root = path.resolve(__dirname, '..');
-const skipped = new Set(['bench-smoke.test.js', 'bench-mounts.test.js', 'races.test.js', 'read-sync-races.test.js', 'sync-memory.test.js']);
+const skipped = [...toolTests, 'races.test.js', 'read-sync-races.test.js', 'sync-memory.test.js'];
 // --retry-failed: rerun, once, the files of failed tests (.ci/run); a failure that does not come
 // back is listed as flaky. A sanitizer report is never forgiven.
 const retryFailed = process.argv.includes('--retry-failed');
@@ -36,15 +37,15 @@ function runtime(name) {
 
 function copy(from, to) {
   const results = path.join(root, 'bench', 'results');
-  // Local bench reports stay behind; the committed example-* reports come along (the docs link them).
-  const kept = (src) => !src.startsWith(results + path.sep) || path.basename(src).startsWith('example-');
+  // Bench reports stay behind: no test left under ASan reads them.
+  const kept = (src) => !src.startsWith(results + path.sep);
   fs.cpSync(path.join(root, from), path.join(to, from), { recursive: true, filter: kept });
 }
 
 function build(scratch) {
-  // The documentation too: docs.test.js regenerates the reference and runs the README's blocks.
-  for (const item of ['package.json', 'binding.gyp', 'tsconfig.json', 'tsconfig.examples.json', 'typedoc.json', 'src', 'scripts', 'test',
-    'dist', 'bench', 'examples', 'docs', 'README.md', 'LICENSE']) copy(item, scratch);
+  // The bench too: the tests' mounts are its (test/mounts.js).
+  for (const item of ['package.json', 'binding.gyp', 'tsconfig.json', 'tsconfig.examples.json', 'src', 'scripts', 'test',
+    'dist', 'bench', 'examples', 'LICENSE']) copy(item, scratch);
   // Children that drop root (the EACCES tests) must still reach the package.
   fs.chmodSync(scratch, 0o755);
   fs.symlinkSync(path.join(root, 'node_modules'), path.join(scratch, 'node_modules'));
@@ -60,9 +61,8 @@ function build(scratch) {
 }
 
 function runTests(scratch, env) {
-  const files = fs.readdirSync(path.join(scratch, 'test'))
-    .filter((f) => f.endsWith('.test.js') && !skipped.has(f)).sort().map((f) => path.join('test', f));
-  process.stdout.write(`# asan: ${files.length} test files; skipped: ${[...skipped].join(', ')}\n`);
+  const files = testFiles(scratch, skipped);
+  process.stdout.write(`# asan: ${files.length} test files; skipped: ${skipped.join(', ')}\n`);
   return runRetrying((which) => {
     if (which !== files) process.stdout.write(`# asan: again: ${which.join(' ')}\n`);
     return runTap(process.execPath, ['--test', '--test-reporter=tap', ...extraArgs, ...which], {

@@ -7,6 +7,9 @@
 //   --native-only   the native pass only, no package checks (.ci/run on each extra Node line)
 //   --retry-failed  rerun, once, the test files of a pass's failures (.ci/run); failures that do
 //                   not come back are listed at the end as flaky and do not fail the run
+//   --without-tools leave out the tests of the bench and the docs (scripts/test-files.js), for
+//                   the runs that test the package elsewhere (.ci/run's other Node lines, the
+//                   platform suites)
 //   --platform=P    the JS engine's pass alone, as on platform P (darwin, win32): with
 //                   SMARTREAD_TEST_PLATFORM=P the loader loads no addon and the JS engine takes
 //                   P's branches (node:fs and the kernel stay Linux's); no package checks
@@ -16,10 +19,11 @@ const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { runTap, runRetrying, describeFailures } = require('./tap');
+const { toolTests, testFiles: suiteFiles } = require('./test-files');
 
 const root = path.resolve(__dirname, '..');
 const args = process.argv.slice(2);
-const ownFlags = ['--native-only', '--retry-failed'];
+const ownFlags = ['--native-only', '--retry-failed', '--without-tools'];
 const nativeOnly = args.includes('--native-only');
 const retryFailed = args.includes('--retry-failed');
 const forcedPlatform = args.find((a) => a.startsWith('--platform='))?.slice('--platform='.length);
@@ -29,8 +33,7 @@ if (forcedPlatform !== undefined && !['aix', 'android', 'cygwin', 'darwin', 'fre
 }
 const files = args.filter((a) => !a.startsWith('-'));
 const flags = args.filter((a) => a.startsWith('-') && !ownFlags.includes(a) && !a.startsWith('--platform='));
-const testFiles = files.length > 0 ? files : fs.readdirSync(path.join(root, 'test'))
-  .filter((f) => f.endsWith('.test.js')).sort().map((f) => path.join('test', f));
+const testFiles = files.length > 0 ? files : suiteFiles(root, args.includes('--without-tools') ? toolTests : []);
 const node = process.env.SMARTREAD_TEST_NODE || process.execPath;
 
 // The JS engine as forcedPlatform gets it: not forced by SMARTREAD_FORCE_JS, but chosen by the
