@@ -607,4 +607,36 @@ describe('calls made at once past the turn\'s share wait in line', () => {
       assert.ok(read.length >= 400 && read.length < 500, `${strategy}: ${read.length} read, the rest aborted`);
     }
   });
+
+  // readMany calls wait in the same line, a run of their list at each of their turns: made at
+  // once with smartRead calls, and each with a list of one, each call settles in the order made,
+  // whichever of the two it is.
+  test(`readMany and smartRead calls at once, ${strategies.join(' and ')}: each settles in the order made`, async (t) => {
+    spendTheTurnOnEachRead(t);
+    const files = [0, 1, 2].map((k) => writePattern(path.join(tempDirs.disk, `in-line-many-${k}`), (k + 1) * KiB));
+    const expected = files.map((f) => fs.readFileSync(f));
+    for (const strategy of strategies) {
+      await readMany(files, { strategy });
+      const order = [];
+      const counting = countLoopTurns();
+      let outcomes;
+      let turns;
+      try {
+        outcomes = await Promise.all(Array.from({ length: 300 }, (_, i) => (i % 3 === 0
+          ? smartRead(files[i % 3], { strategy }).then((bytes) => [bytes])
+          : readMany([files[i % 3]], { strategy })).then((all) => {
+          order.push(i);
+          return all;
+        })));
+      } finally {
+        turns = counting.stop();
+      }
+      for (const [i, all] of outcomes.entries()) {
+        assert.equal(all.length, 1, `${strategy}: call ${i}`);
+        assertSameBytes(all[0], expected[i % 3], `${strategy}: call ${i}`);
+      }
+      assert.deepEqual(order, outcomes.map((_, i) => i), `${strategy}: settled in the order made`);
+      assert.ok(turns >= 100, `${strategy}: the loop turned ${turns} times for 300 calls`);
+    }
+  });
 });

@@ -13,7 +13,7 @@ import {
 } from '../engine/engine';
 import { countFastPath, countTooLarge, recordRead, timing, type ServedBy } from './metrics';
 import { Root, type ConfineOptions } from './confine';
-import { passTurn, takeTurn, turnShare, turnSpent, waitForNextTurn } from './turn_clock';
+import { passTurn, takeTurn, turnFree, turnShare, turnSpent, waitForNextTurn, waitInLine } from './turn_clock';
 
 const { O_RDONLY } = constants;
 
@@ -574,9 +574,13 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
   };
 
   // Cache hits are taken at once, without a promise each, a run of them per call (whose copies
-  // fit the fast path's budget); once the fast path has spent half that budget in one turn of
-  // the event loop (turnStarted), the lanes wait for the next turn, so that a list of cached
-  // files cannot hold the loop for longer than about the budget.
+  // fit the fast path's budget); once the fast path has spent its share of a turn of the event
+  // loop (turn_clock.ts), the call waits in the line that smartRead's calls wait in, so that a
+  // list of cached files cannot hold the loop for longer than about the share. Woken at its
+  // turn, the call reads until the share is spent (`turn`), and passes the turn on as it leaves
+  // the fast path. Each call's waiting lane once woke at every turn to look at the
+  // clock: 1,000 readMany calls at once of 10 cached files each took 7.5 times as long as a
+  // smartReadSync loop of the same reads, 3,000 calls 16 times.
   const threads = tuning().readManyThreads;
   // Whether runs may go to pool threads (see readElsewhere), and the pace of the fast path's
   // runs on the JS thread in this call so far (see handOffHalf).
@@ -593,6 +597,15 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
   // is enough for the hits (2,000 cached files of 4 KiB: 276k files/s against 260k, medians of
   // six alternating runs).
   let turnWaiter = false;
+  // The call's place in the line: 'woken' at its turn, for its next step on the JS thread
+  // whatever the clock says by then (as smartRead's read at its turn), then 'held' until the
+  // share is spent or the call leaves the fast path.
+  let turn: 'none' | 'woken' | 'held' = 'none';
+  const passTurnOn = () => {
+    if (turn === 'none') return;
+    turn = 'none';
+    passTurn(turnBudgetMs);
+  };
   let parked: Array<() => void> = [];
   const park = () => new Promise<void>((resolve) => parked.push(resolve));
   function wakeParked() {
@@ -652,6 +665,7 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
   // A lane that goes off to wait for an engine first wakes the parked ones, and starts one more,
   // so that the rest of the list does not wait with it.
   const readAside = (i: number, fastPath: 'missed' | 'too-large' | 'skip' | 'try') => {
+    passTurnOn();
     wakeParked();
     const reading = readThrough(i, fastPath);
     startLane();
@@ -662,6 +676,7 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
     try {
       await laneLoop();
     } finally {
+      passTurnOn();
       // Parked lanes look again: at what this one left, or at nothing left to do.
       wakeParked();
     }
@@ -686,14 +701,19 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
         (runFlags !== null && typeof list[start] === 'string' && start >= fastPathFrom);
       if (fastPath) {
         // What the fast path reads holds the JS thread: the lanes' share of a turn is bounded.
-        if (turnSpent(turnBudgetMs)) {
+        if (turn === 'woken') {
+          turn = 'held';
+        } else if (turn === 'held' ? turnSpent(turnBudgetMs) : !turnFree(turnBudgetMs)) {
+          turn = 'none';
           handOffHalf();
           if (turnWaiter) {
             await park();
           } else {
             turnWaiter = true;
-            await waitForNextTurn();
+            await waitInLine();
             turnWaiter = false;
+            takeTurn();
+            turn = 'woken';
           }
           continue;
         }
@@ -903,7 +923,7 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
     try {
       while (!failed && next < list.length) {
         const path = list[next];
-        if (typeof path !== 'string' || turnSpent(turnBudgetMs)) break;
+        if (typeof path !== 'string' || !turnFree(turnBudgetMs)) break;
         const started = timing() ? performance.now() : -1;
         const raw = readNowHere(path);
         if (raw === false) {

@@ -77,7 +77,16 @@ function wakeFirstNextTurn(): void {
  * and passTurn() once its read is made or given up.
  */
 export function turnShare(shareMs: number): Promise<void> | undefined {
-  if (lineHead === line.length && !turnSpent(shareMs)) return undefined;
+  return turnFree(shareMs) ? undefined : waitInLine();
+}
+
+/** Whether a read may start on this thread now: nobody is waiting, and the share is not spent. */
+export function turnFree(shareMs: number): boolean {
+  return lineHead === line.length && !turnSpent(shareMs);
+}
+
+/** Joins the line: resolves at the caller's turn (then takeTurn(), and passTurn() after). */
+export function waitInLine(): Promise<void> {
   return new Promise<void>((resolve) => {
     line.push(resolve);
     wakeFirstNextTurn();
