@@ -12,7 +12,7 @@ import { failureToError } from '../common/errors';
 import type { NativeBinding } from '../engine/native';
 import type { RawFailure } from '../common/raw';
 import { submittedSoon, uringAvailability } from '../read/strategies';
-import { turnSpent, waitForNextTurn } from '../read/turn_clock';
+import { passTurn, takeTurn, turnShare } from '../read/turn_clock';
 
 type ReadAt = (fd: number, buffer: Buffer, length: number, position: number, onWorkers: boolean) => Promise<number | RawFailure>;
 
@@ -65,19 +65,24 @@ export class FileRangeStream extends Readable {
     this.startReads();
   }
 
-  private startReads(): void {
+  // `woken`: called at the stream's turn in the line, for one read whatever the clock says.
+  private startReads(woken = false): void {
     while (this.wantsMore && this.pending.length < this.depth && this.nextPosition <= this.end) {
       // A read of cached bytes on the ring completes as it is submitted and settles in a promise
       // reaction, whose socket write may take the chunk at once and ask for the next: streams
       // whose clients keep up would read on without the loop turning (100 downloads of a cached
       // 1 GiB file held it for up to 1.2 s). Past this turn's share of the JS thread (the clock
-      // smartRead's reads share), the next read waits for the next turn.
+      // smartRead's reads share), the next read waits in their line (turn_clock.ts).
       if (this.waitingForTurn) return;
-      if (turnSpent(fastPathTurnMs())) {
+      const waiting = woken ? undefined : turnShare(fastPathTurnMs());
+      woken = false;
+      if (waiting !== undefined) {
         this.waitingForTurn = true;
-        void waitForNextTurn().then(() => {
+        void waiting.then(() => {
           this.waitingForTurn = false;
-          if (!this.destroyed) this.startReads();
+          takeTurn();
+          if (!this.destroyed) this.startReads(true);
+          passTurn(fastPathTurnMs());
         });
         return;
       }
