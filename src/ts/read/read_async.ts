@@ -578,9 +578,9 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
   // loop (turn_clock.ts), the call waits in the line that smartRead's calls wait in, so that a
   // list of cached files cannot hold the loop for longer than about the share. Woken at its
   // turn, the call reads until the share is spent (`turn`), and passes the turn on as it leaves
-  // the fast path. Each call's waiting lane once woke at every turn to look at the
-  // clock: 1,000 readMany calls at once of 10 cached files each took 7.5 times as long as a
-  // smartReadSync loop of the same reads, 3,000 calls 16 times.
+  // the fast path. Each call's waiting lane once woke at every turn to look at the clock:
+  // 10,000 readMany calls at once of 10 cached 4 KiB files each took 6.4 s, against 1.1 s in
+  // line and 0.3 s for a smartReadSync loop of the same reads.
   const threads = tuning().readManyThreads;
   // Whether runs may go to pool threads (see readElsewhere), and the pace of the fast path's
   // runs on the JS thread in this call so far (see handOffHalf).
