@@ -77,7 +77,10 @@ function wakeFirstNextTurn(): void {
  * and passTurn() once its read is made or given up.
  */
 export function turnShare(shareMs: number): Promise<void> | undefined {
-  return turnFree(shareMs) ? undefined : waitInLine();
+  // turnFree(), written out: this runs before every read (through turnFree(), awaited reads of a
+  // cached 4 KiB file pinned to one CPU took 3.09 us against 2.95, medians of six runs each).
+  if (lineHead === line.length && !turnSpent(shareMs)) return undefined;
+  return waitInLine();
 }
 
 /** Whether a read may start on this thread now: nobody is waiting, and the share is not spent. */
