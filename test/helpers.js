@@ -565,9 +565,9 @@ function spendTheTurnOnEachRead(t, changes = {}) {
 
 // The calls a child makes to each of `syscalls` (all its threads), counted by strace -c, and
 // what it wrote to stdout: the child runs `script` with `args` in process.argv[1...]. Null, with
-// the test skipped, where
-// strace is missing. Only those calls stop the child (--seccomp-bpf): the others keep their
-// pace, which the fast path times on filesystems it reads without asking the kernel.
+// the test skipped, where strace is missing. Only those calls stop the child (--seccomp-bpf):
+// the others keep their pace, which the fast path times on filesystems it reads without asking
+// the kernel.
 async function syscallCounts(t, syscalls, script, args) {
   const probe = await runToEnd('strace', ['-V']).catch((err) => ({ code: -1, stderr: err.message }));
   if (probe.code !== 0) {
