@@ -468,8 +468,10 @@ void Ring::Drive() {
   if (driving_ || !ring_ready_) return;
   driving_ = true;
   for (int pass = 0; pass < kDrivePasses; pass++) {
-    // Entering the kernel also runs the completion work COOP_TASKRUN left for this thread.
-    io_uring_submit_and_get_events(&ring_);
+    // Entering the kernel also runs the completion work COOP_TASKRUN left for this thread; with
+    // nothing to submit and completions posted already (the eventfd's signal), they are taken
+    // without it.
+    if (io_uring_sq_ready(&ring_) > 0 || io_uring_cq_ready(&ring_) == 0) io_uring_submit_and_get_events(&ring_);
     const unsigned reaped = ReapReady();
     StartWaiting();
     StartWaitingSingles();
@@ -480,7 +482,10 @@ void Ring::Drive() {
         if (clients_.count(client) != 0) client->Continue();
       }
     }
-    if (reaped == 0 && io_uring_sq_ready(&ring_) == 0) {
+    // Done once nothing is queued and nothing more is posted. Completion work left for this
+    // thread after that runs as it next leaves any syscall (the loop's epoll_wait returns for
+    // it), posts its completions, and signals the eventfd.
+    if (io_uring_sq_ready(&ring_) == 0 && (reaped == 0 || io_uring_cq_ready(&ring_) == 0)) {
       driving_ = false;
       UpdateLoopRef();
       return;
