@@ -13,7 +13,7 @@ const vm = require('node:vm');
 const { readMany, smartRead, tuning, setTuning, metrics } = require('smartread');
 const {
   checkNoFdLeak, useTempDirs, openFdCount, openFds, patternBuffer, assertSameBytes, errorFacts, rejectionOf, waitUntil,
-  STRATEGIES, skipUnlessAvailable, setUpAsyncEngines, countLoopTurns, skipWithoutOpenat2,
+  STRATEGIES, skipUnlessAvailable, setUpAsyncEngines, countLoopTurns, skipWithoutOpenat2, syscallCounts,
 } = require('./helpers');
 
 setUpAsyncEngines();
@@ -682,6 +682,37 @@ describe("'auto': the fast path's share of a turn of the event loop", () => {
     // Each call after the first finds the turn's share spent by the one before and waits for
     // the next turn; with a clock of its own, each read its one run at once and none waited.
     assert.ok(turns >= calls - 1, `the loop turned ${turns} times in ${calls} calls`);
+  });
+});
+
+describe("'uring': the reads of a turn go to the kernel together", () => {
+  test('reads started as the turn line hands the turn on are submitted in one io_uring_enter, not one each', async (t) => {
+    if (skipUnlessAvailable(t, 'uring')) return;
+    // Cached files on io_uring complete as they are submitted, which spends the turn's share in
+    // a few submissions (strace stops each one); the lanes then wait in the line, and each woken
+    // lane started its read in a promise reaction queued behind the submission of the one before.
+    const script = `
+      const fs = require('node:fs');
+      const { readMany } = require('smartread');
+      const [calls, ...names] = [Number(process.argv[1]), ...process.argv.slice(2)];
+      const expected = names.map((name) => fs.readFileSync(name));
+      (async () => {
+        for (let i = 0; i < calls; i++) {
+          const got = await readMany(names, { strategy: 'uring' });
+          got.forEach((bytes, k) => { if (!bytes.equals(expected[k])) throw new Error('wrong bytes in call ' + i); });
+        }
+      })();
+    `;
+    const list = files.slice(0, 400);
+    const calls = 5;
+    const counted = await syscallCounts(t, ['io_uring_enter'], script, [String(calls), ...list]);
+    if (!counted) return;
+    const startUp = await syscallCounts(t, ['io_uring_enter'], script, ['0', ...list]);
+    const enters = counted.io_uring_enter - startUp.io_uring_enter;
+    // Here about one for every five files (up to 17 reads a submission, some completions taken
+    // on their own), where there were about two a file: each read's open and reads, then its
+    // close, each in a submission of its own.
+    assert.ok(enters < (calls * list.length) / 2, `${enters} io_uring_enter calls for ${calls * list.length} reads\n${counted.output}`);
   });
 });
 

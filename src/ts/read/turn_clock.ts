@@ -43,6 +43,9 @@ export function waitForNextTurn(): Promise<void> {
 const line: Array<(() => void) | undefined> = [];
 let lineHead = 0;
 let wakeScheduled = false;
+// A call woken in the line has not yet started its read (takeTurn) nor given its turn up
+// (passTurn): see turnBeingHandedOn().
+let handingOn = false;
 
 function wakeFirst(): void {
   if (lineHead === line.length) return;
@@ -52,6 +55,7 @@ function wakeFirst(): void {
     line.length = 0;
     lineHead = 0;
   }
+  handingOn = true;
   resolve();
 }
 
@@ -98,10 +102,22 @@ export function waitInLine(): Promise<void> {
 
 /** A call woken in the line starts its read: the turn's clock runs from it, if it was stopped. */
 export function takeTurn(): void {
+  handingOn = false;
   turnSpent(0);
 }
 
 /** After a read: wakes the next call in line if the turn's share is not spent yet. */
 export function passTurn(shareMs: number): void {
+  handingOn = false;
   if (lineHead < line.length && !turnSpent(shareMs)) wakeFirst();
+}
+
+/**
+ * Whether the line is handing the turn on: a call woken at its turn has yet to start its read.
+ * Its wake-up is a promise reaction queued behind whatever the call before it queued, the
+ * submission of io_uring's reads included (strategies.ts), which waits for it so that the reads
+ * of one turn reach the kernel together rather than one io_uring_enter each.
+ */
+export function turnBeingHandedOn(): boolean {
+  return handingOn;
 }
