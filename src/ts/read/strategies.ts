@@ -62,8 +62,8 @@ const mmapEngine: AsyncEngine = {
 // reaction queued behind this microtask, which then waits for it, up to kMostHandOffs times:
 // without that wait, readMany's lanes and smartRead calls in the line went to the kernel one read
 // per io_uring_enter (2,000 cached 4 KiB files with strategy 'uring', 64 lanes: ~3 enters a
-// file, against one a 64 files when the line was idle). The bound keeps the reads completed
-// inline at submission (cached pages) to a few microseconds each past the turn's share.
+// file, against one a 64 files when the line was idle). The bound keeps a submission to 17 such
+// reads: those of cached pages complete inline as it is made, past the turn's share.
 const kMostHandOffs = 16;
 let submitQueued = false;
 let handOffsWaited = 0;
