@@ -8,8 +8,11 @@
 // in the read bench's format (smartread-bench/N): a file's name or mtime says nothing that a
 // checkout keeps, and the other benches write other formats. bench:http's (smartread-bench-http/N)
 // are taken by place (the filesystem the site was served from), the newest `when` of each; a
-// repository without any has no serving page to make. Committing a newer run and running this
-// script is all it takes to move the pages on.
+// repository without any has no serving page to make. Only reports named example-* count: the
+// ones the repository keeps (.gitignore lets no other in). `npm run bench` writes its report
+// beside them, and the README's quick start runs `npm test` after it: that run moved the pages'
+// source, and the check below failed on a fresh clone. Committing a newer run as example-* and
+// running this script is all it takes to move the pages on.
 //
 // Each table stands in a block between two comments, and only what is between them is
 // rewritten; the first names the runs it came from:
@@ -39,10 +42,13 @@ const RESULTS = path.join('bench', 'results');
 const RUN_FORMAT = /^smartread-bench\/\d+$/;
 const HTTP_FORMAT = /^smartread-bench-http\/\d+$/;
 
-/** The reports of bench/results/ under `root` whose format matches `format`: [{ file, document }], by name. */
+// The name of a report the repository keeps.
+const KEPT = /^example-.*\.json$/;
+
+/** The kept reports of bench/results/ under `root` whose format matches `format`: [{ file, document }], by name. */
 function runsOf(root, format) {
   const dir = path.join(root, RESULTS);
-  return fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort()
+  return fs.readdirSync(dir).filter((f) => KEPT.test(f)).sort()
     .map((f) => ({ file: path.join(dir, f), document: JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) }))
     .filter((r) => format.test(r.document.format ?? ''));
 }
