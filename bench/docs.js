@@ -9,10 +9,10 @@
 // checkout keeps, and the other benches write other formats. bench:http's (smartread-bench-http/N)
 // are taken by place (the filesystem the site was served from), the newest `when` of each; a
 // repository without any has no serving page to make. Only reports named example-* count: the
-// ones the repository keeps (.gitignore lets no other in). `npm run bench` writes its report
-// beside them, and the README's quick start runs `npm test` after it: that run moved the pages'
-// source, and the check below failed on a fresh clone. Committing a newer run as example-* and
-// running this script is all it takes to move the pages on.
+// ones the repository keeps (.gitignore lets no other in). `npm run bench` writes its own report
+// beside them, and the README's quick start runs `npm test` right after it, whose check of the
+// pages (below) must not move to that run. Committing a newer run as example-* and running this
+// script is all it takes to move the pages on.
 //
 // Each table stands in a block between two comments, and only what is between them is
 // rewritten; the first names the runs it came from:
