@@ -716,6 +716,32 @@ describe("'uring': the reads of a turn go to the kernel together", () => {
   });
 });
 
+describe('a call that rejects', () => {
+  test('its reads still waiting for their turn do not start: no file is opened for a result no one gets', async (t) => {
+    if (!metrics().enabled) return t.skip('reads are not counted (SMARTREAD_METRICS=0)');
+    // The sync engine reads as a read starts, so the reads counted (under 'js' on the JS engine)
+    // are the reads made.
+    const made = () => Object.values(metrics().strategies).reduce((sum, { reads, errors }) => sum + reads + errors, 0);
+    const list = [missing, ...files.slice(0, 200)];
+    const before = made();
+    // The turn's share spent (turn_clock.ts) before the call: each of its 64 lanes then waits in
+    // line with one read, and the line wakes them one at a time from the next turn on. The first
+    // woken reads the missing file, and the call rejects as soon as that read has settled.
+    const starting = smartRead(files[0], { strategy: 'sync' });
+    const spentAt = performance.now() + (2 * tuning().fastPathBudgetUs) / 1000;
+    while (performance.now() < spentAt);
+    const err = await rejectionOf(() => readMany(list, { strategy: 'sync' }), 'readMany');
+    assert.equal(err.path, missing);
+    assertSameBytes(await starting, contentOf(0));
+    // Turns enough for the line to have woken every lane that waited.
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    // smartRead's, the missing file's, and the few the line woke while that error made its way
+    // to the call (4-6 here): the other lanes gave their reads up, where each made its read.
+    const reads = made() - before;
+    assert.ok(reads < 16, `${reads} reads made for a call of 64 lanes that rejected at its first`);
+  });
+});
+
 test('a cached file too large for the fast path is read as smartRead reads one, in a short list and a long one', async (t) => {
   if (!addonWithTuningRestored(t, 'the fast path is part of the addon') || skipWithoutOpenat2(t)) return;
   // Past what the fast path copies within its budget, as metrics.test.js makes one: the engine

@@ -59,6 +59,8 @@ export interface Request {
   signal: AbortSignal | undefined;
   /** A confined read's root (paths only). */
   root: Root | undefined;
+  /** readMany's: whether its call has rejected, so that a read still waiting for its turn gives up. */
+  callEnded: (() => boolean) | undefined;
 }
 
 export interface Common {
@@ -114,15 +116,19 @@ export function request(pathOrHandle: unknown, common: Common, caller: Function)
   if (isFd(path)) {
     if (path < 0) throw outOfRange('fd', '>= 0 && <= 2147483647', path, caller);
     // An fd is already open: like fs.readFile, the flag is not looked at.
-    return { engine: common.engine, target: path, flags: 0, encoding: common.encoding, signal: common.signal, root: undefined };
+    return { engine: common.engine, target: path, flags: 0, encoding: common.encoding, signal: common.signal, root: undefined, callEnded: undefined };
   }
   const target = getValidatedPath(path, caller);
   // fs.promises.readFile opens with `flag || 'r'`: an empty flag reads.
   const flags = common.flag === undefined ? O_RDONLY : stringToFlags(common.flag || 'r', caller);
-  return { engine: common.engine, target, flags, encoding: common.encoding, signal: common.signal, root: common.root };
+  return { engine: common.engine, target, flags, encoding: common.encoding, signal: common.signal, root: common.root, callEnded: undefined };
 }
 
 let nextId = 1;
+
+// What perform() throws for a read it gave up before starting it, because its readMany call had
+// rejected (Request.callEnded): not a read's outcome, so not counted as one.
+const notStarted = new Error('the readMany call rejected before this read started');
 
 // The open flags of a flag option, or null where it is invalid (each read then reports it).
 function flagsOrNull(flag: unknown): number | null {
@@ -322,13 +328,15 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
     // submitted), or given up, it passes the turn on. An abort meanwhile ends the read here,
     // unless the outcome is to be judged at settling (settleAfter) and the fast path can still
     // look: an open's error it finds (a missing file, a directory's EISDIR) is the caller's, as
-    // in node:fs. No engine read starts after it.
+    // in node:fs. No engine read starts after it. Nor does one of a readMany call that has
+    // rejected meanwhile: no one would see its bytes.
     const shareMs = fastPathTurnMs();
     const waiting = turnShare(shareMs);
     if (waiting !== undefined) {
       inLine = shareMs;
       await waiting;
       if (signal?.aborted && (settleAfter === undefined || !tryNow || !engine.readNow)) throw abortError(signal, caller);
+      if (req.callEnded?.()) throw notStarted;
       takeTurn();
     }
     let raw: RawResult | null | false = tooLarge ? false : null;
@@ -364,7 +372,7 @@ async function perform(req: Request, path: unknown, caller: Function, tryNow = t
     recordRead(by, path, value, started);
     return value;
   } catch (err) {
-    recordRead(by, path, err as Error, started);
+    if (err !== notStarted) recordRead(by, path, err as Error, started);
     throw err;
   } finally {
     passLine(inLine);
@@ -482,9 +490,10 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
   // 36.6-37.1 ms against 37.2-37.8, fastest 30.3-30.7 against 31.3-32.0 (four alternating runs
   // of 50 calls).
   const hitRequest: Request | null = runFlags === null ? null
-    : { engine, target: '', flags: runFlags, encoding: common.encoding, signal: common.signal, root: common.root };
+    : { engine, target: '', flags: runFlags, encoding: common.encoding, signal: common.signal, root: common.root, callEnded: undefined };
   let next = 0;
   let failed = false;
+  const callFailed = () => failed;
   // Paths the fast path missed, waiting for any lane to read them through the engine, so that
   // a run of misses is spread over the lanes instead of queueing behind one.
   const missed: number[] = [];
@@ -566,10 +575,12 @@ export async function readMany(paths: PathList<PathOrHandle>, options?: ReadMany
     try {
       if (common.signal?.aborted) throw abortError(common.signal, readMany);
       const req = request(list[i], common, readMany);
+      req.callEnded = callFailed;
       if (fastPath === 'missed' || fastPath === 'too-large') countFastPath(false);
       store(i, await perform(req, list[i], readMany, fastPath === 'try', undefined, fastPath === 'too-large'));
     } catch (err) {
-      fail(i, err);
+      // A read given up unstarted leaves the call's rejection to the error that ended it.
+      if (err !== notStarted) fail(i, err);
     }
   };
 
