@@ -87,7 +87,7 @@ const {
 const { poolLoopStalls, idleLoopStall, RESOLUTION_MS: LOOP_RESOLUTION_MS } = require('./loop_stall');
 const { CpuRecorder, poolCpu, poolResources } = require('./resources');
 const report = require('./report');
-const { timeOperations, runTiming, MIN_SAMPLES, WARMUP_MS, COLD_OPERATIONS_PER_ROUND } = require('./timing');
+const { timeOperations, runTiming, settleAllocator, MIN_SAMPLES, WARMUP_MS, COLD_OPERATIONS_PER_ROUND } = require('./timing');
 const { svgChart } = require('./chart');
 const { preparePeers, cacheDir, writePathsFile, digestMismatch, startPeer, tinybenchUrl, RUNNER } = require('./peers');
 const { peerComparisons } = require('./comparisons');
@@ -617,6 +617,8 @@ async function main(options) {
   // Mounted before anything else starts, so that the runner and the peers see them; taken down
   // last, after they ended (on 'exit' too, should the run end otherwise).
   const mounts = options.mounts.length > 0 ? await setUpMounts(options, trials, targets) : { set: null, runs: [] };
+  // The drivers timed in this process (trees, writes, --in-process) see the heap the runner's see.
+  settleAllocator(globalThis.gc);
   try {
     if (!options.inProcess) runner = await startRunner();
     // Where each trial's paths are written for the runner and the peers to read.

@@ -30,7 +30,7 @@ const fs = require('node:fs');
 const readline = require('node:readline');
 const { IN_FLIGHT, readAllInFlight } = require('./in_flight');
 const noRead = require('./no_read');
-const { timeOperations } = require('./timing');
+const { timeOperations, settleAllocator } = require('./timing');
 const { histogramRecordsInterval } = require('./loop_stall');
 
 /* global Bun, Deno */
@@ -149,6 +149,7 @@ async function main() {
   const nextLine = lineReader(process.stdin);
   const collectGarbage = runtime === 'bun' ? () => Bun.gc(true) : globalThis.gc;
   const recordsInterval = await histogramRecordsInterval();
+  settleAllocator(collectGarbage);
   reply({
     ready: true,
     runtime,

@@ -14,6 +14,29 @@ const WARMUP_ITERATIONS = 1;
 // but in every round.
 const COLD_OPERATIONS_PER_ROUND = 3;
 
+// glibc's malloc serves a request from 128 KiB up with a mapping of its own until a mapped
+// block is freed; from then on, requests up to that block's size (32 MiB at most) come from the
+// heap, and the heap keeps twice that free before giving memory back. So a Buffer of 1 MiB cost
+// a fresh mapping and its page faults in a process that had never freed a larger one, and a
+// block of the heap, already faulted in, after it had: fs.readFileSync of a cached 1 MiB file
+// took 300 us and more in a fresh runner, 90-117 after the 16 MiB and 128 MiB trials, so each
+// trial's baseline depended on the trials before it (ext4's 1 MiB ratio ran before those, and
+// tmpfs's after them: 4.11 and 0.66 in one run). Allocating and freeing one block just under
+// that limit at the start puts every process of the run in the second state for all its trials:
+// the one of a process that has read a large file, where Node's and the peers' own allocations
+// cost least. No effect on an allocator that is not glibc's (Bun's mimalloc), nor on smartread's
+// block pool, which maps its own blocks.
+const SETTLING_BLOCK_BYTES = 31 * 1024 * 1024;
+
+/** Puts the process's allocator in the state described above; collectGarbage frees the block. */
+function settleAllocator(collectGarbage) {
+  if (typeof collectGarbage !== 'function') return;
+  let block = new Uint8Array(SETTLING_BLOCK_BYTES);
+  block[block.length - 1] = 1;
+  block = null;
+  collectGarbage();
+}
+
 /**
  * What one run of a driver in a trial times: { time, iterations, warmupTime, warmupIterations }
  * (tinybench's options; no warm-up when warmupIterations is 0): ≥time ms and ≥iterations
@@ -106,4 +129,4 @@ async function timeOperations({ Bench, operation, isAsync, consumeAll, timing, b
   };
 }
 
-module.exports = { timeOperations, runTiming, MIN_SAMPLES, WARMUP_MS, COLD_OPERATIONS_PER_ROUND };
+module.exports = { timeOperations, runTiming, settleAllocator, MIN_SAMPLES, WARMUP_MS, COLD_OPERATIONS_PER_ROUND };
