@@ -25,7 +25,10 @@ const COLD_OPERATIONS_PER_ROUND = 3;
 // that limit at the start puts every process of the run in the second state for all its trials:
 // the one of a process that has read a large file, where Node's and the peers' own allocations
 // cost least. No effect on an allocator that is not glibc's (Bun's mimalloc), nor on smartread's
-// block pool, which maps its own blocks.
+// block pool, which maps its own blocks. From V8 13 (Node 24) dead Buffers wait for a full
+// collection, which frees more at once than the settled heap keeps: there Buffers of 1 MiB
+// still fault pages in again, 41-50 a Buffer settled, 57-73 unsettled, 30-32 after a 128 MiB
+// trial, so the order of trials still counts a little.
 const SETTLING_BLOCK_BYTES = 31 * 1024 * 1024;
 
 /** Puts the process's allocator in the state described above; collectGarbage frees the block. */
