@@ -39,15 +39,21 @@ void AdviseHugePagesIfLarge(uint8_t* data, size_t length) {
 
 namespace {
 
-// A fresh destination is usually cold: V8 frees dead Buffers only at its next GC, so malloc hands
-// out memory last touched many reads ago, and the kernel's copy into it stalls on one cache miss
-// after another. Asking for every line up front overlaps those misses: measured here, a cached
-// 64 KiB read went from ~14 to ~11 us and 256 KiB from ~54 to ~38 us. Above this range the
-// lines outgrow what the core can keep in flight, and below it there is nothing to overlap.
+// A destination is usually cold: V8 frees dead Buffers only at its next GC, so malloc hands out
+// memory last touched many reads ago, and so does the pool a recycled block (it came back at a
+// collection). The kernel's copy into it stalls on one cache miss after another. Asking for every
+// line up front overlaps those misses: measured here, a cached 64 KiB read into a fresh Buffer
+// went from ~14 to ~11 us and 256 KiB from ~54 to ~38 us; into a recycled block (Node 20,
+// smartReadSync in a loop, CPU time a read) tmpfs 64 KiB 19 -> 12 us, 256 KiB 58 -> 36, overlay
+// 64 KiB 13 -> 10, ext4 unchanged within noise. Above this range the lines outgrow what the core
+// can keep in flight (prefetching recycled blocks of 1 MiB made ext4 and overlay reads slower,
+// 120 -> 150 us: the kernel copies their large folios fast), and below it there is nothing to
+// overlap.
 constexpr size_t kPrefetchMin = size_t{16} << 10;
 constexpr size_t kPrefetchMax = size_t{384} << 10;
 
-void PrefetchForWrite(const uint8_t* data, size_t length) {
+void PrefetchIfCold(const uint8_t* data, size_t length) {
+  if (length < kPrefetchMin || length > kPrefetchMax) return;
   for (size_t offset = 0; offset < length; offset += 64) __builtin_prefetch(data + offset, 1, 3);
 }
 
@@ -106,15 +112,8 @@ bool NewDestBuffer(napi_env env, BlockPool* blocks, size_t length, DestBuffer* o
       out->data = block.data;
       out->length = length;
       out->in_place = block.recycled;
-      // A recycled block is as cold as a fresh Buffer (PrefetchForWrite): it came back at a
-      // collection, hundreds of reads ago. Measured here on Node 20 (smartReadSync of one cached
-      // file in a loop, CPU time a read, builds alternated): tmpfs 64 KiB 19 -> 12 us, 128 KiB 33
-      // -> 22, 256 KiB 58 -> 36; overlay 64 KiB 13 -> 10; ext4 64 KiB and 256 KiB unchanged within
-      // noise. Past this range the same look made ext4 and overlay slower (1 MiB: 120 -> 150 us):
-      // the kernel copies their large folios fast.
-      if (block.recycled && length >= kPrefetchMin && length <= kPrefetchMax) {
-        PrefetchForWrite(out->data, length);
-      }
+      // A new block's pages are not there yet: nothing to prefetch.
+      if (block.recycled) PrefetchIfCold(out->data, length);
       return true;
     }
   }
@@ -122,11 +121,8 @@ bool NewDestBuffer(napi_env env, BlockPool* blocks, size_t length, DestBuffer* o
   if (napi_create_buffer(env, length, &data, &out->value) != napi_ok) return false;
   out->data = static_cast<uint8_t*>(data);
   out->length = length;
-  if (length >= kHugeAdviceThreshold) {
-    AdviseHugePagesIfLarge(out->data, length);
-  } else if (length >= kPrefetchMin && length <= kPrefetchMax) {
-    PrefetchForWrite(out->data, length);
-  }
+  AdviseHugePagesIfLarge(out->data, length);
+  PrefetchIfCold(out->data, length);
   return true;
 }
 
