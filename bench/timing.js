@@ -14,21 +14,20 @@ const WARMUP_ITERATIONS = 1;
 // but in every round.
 const COLD_OPERATIONS_PER_ROUND = 3;
 
-// glibc's malloc serves a request from 128 KiB up with a mapping of its own until a mapped
-// block is freed; from then on, requests up to that block's size (32 MiB at most) come from the
-// heap, and the heap keeps twice that free before giving memory back. So a Buffer of 1 MiB cost
-// a fresh mapping and its page faults in a process that had never freed a larger one, and a
-// block of the heap, already faulted in, after it had: fs.readFileSync of a cached 1 MiB file
-// took 300 us and more in a fresh runner, 90-117 after the 16 MiB and 128 MiB trials, so each
-// trial's baseline depended on the trials before it (ext4's 1 MiB ratio ran before those, and
-// tmpfs's after them: 4.11 and 0.66 in one run). Allocating and freeing one block just under
-// that limit at the start puts every process of the run in the second state for all its trials:
-// the one of a process that has read a large file, where Node's and the peers' own allocations
-// cost least. No effect on an allocator that is not glibc's (Bun's mimalloc), nor on smartread's
-// block pool, which maps its own blocks. From V8 13 (Node 24) dead Buffers wait for a full
-// collection, which frees more at once than the settled heap keeps: there Buffers of 1 MiB
-// still fault pages in again, 41-50 a Buffer settled, 57-73 unsettled, 30-32 after a 128 MiB
-// trial, so the order of trials still counts a little.
+// glibc's malloc raises its mmap threshold to the size of the largest mapped block freed so far
+// (32 MiB at most), and keeps up to twice that free at the top of its heap before giving memory
+// back. A process that has freed no block larger than 1 MiB gives its heap's top back after the
+// collections that free its 1 MiB Buffers, and the next ones fault their pages in again (47-90
+// faults a Buffer against 1-2): fs.readFileSync of a cached 1 MiB file took 300 us and more in a
+// fresh runner, 90-117 after the 16 MiB and 128 MiB trials, so a trial's baseline depended on the
+// trials before it (ext4's 1 MiB ratio, timed before those, 4.11, and tmpfs's, after them, 0.66,
+// in one run). Allocating and freeing one block just under the limit at the start puts every
+// process of the run, for all its trials, in the state of a process that has read a large file,
+// where Node's and the peers' own allocations cost least. No effect on an allocator that is not
+// glibc's (Bun's mimalloc), nor on smartread's block pool, which maps its own blocks. From V8 13
+// (Node 24) dead Buffers wait for a full collection, which frees more at once than the settled
+// heap keeps: there Buffers of 1 MiB still fault pages in again, 41-50 a Buffer settled, 57-73
+// unsettled, 30-32 after a 128 MiB trial, so the order of trials still counts a little.
 const SETTLING_BLOCK_BYTES = 31 * 1024 * 1024;
 
 /** Puts the process's allocator in the state described above; collectGarbage frees the block. */
