@@ -709,10 +709,13 @@ describe("'uring': the reads of a turn go to the kernel together", () => {
     if (!counted) return;
     const startUp = await syscallCounts(t, ['io_uring_enter'], script, ['0', ...list]);
     const enters = counted.io_uring_enter - startUp.io_uring_enter;
-    // Here about one for every five files (up to 17 reads a submission, some completions taken
-    // on their own), where there were about two a file: each read's open and reads, then its
-    // close, each in a submission of its own.
-    assert.ok(enters < (calls * list.length) / 2, `${enters} io_uring_enter calls for ${calls * list.length} reads\n${counted.output}`);
+    // Without the wait, about two a read in any build (each read's open and reads, then its
+    // close, each in a submission of its own: 3,971-4,348 for these 2,000, unsanitized and under
+    // ASan). With it, about one for every four reads here (up to 17 reads a submission), and one
+    // for every two under ASan (CI host: 1,161): a slower read spends the turn's share after
+    // fewer of them, and each turn adds enters of its own (the wake-up's look, the closes). So
+    // the bound is the test's claim, fewer than one a read, not this host's figure.
+    assert.ok(enters < calls * list.length, `${enters} io_uring_enter calls for ${calls * list.length} reads\n${counted.output}`);
   });
 });
 
