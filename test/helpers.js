@@ -569,11 +569,7 @@ function spendTheTurnOnEachRead(t, changes = {}) {
 // the others keep their pace, which the fast path times on filesystems it reads without asking
 // the kernel.
 async function syscallCounts(t, syscalls, script, args) {
-  const probe = await runToEnd('strace', ['-V']).catch((err) => ({ code: -1, stderr: err.message }));
-  if (probe.code !== 0) {
-    t.skip(`strace is not available (${probe.stderr.trim()}); apt-get install -y strace`);
-    return null;
-  }
+  if (!(await straceRuns(t))) return null;
   const traced = await runToEnd('strace', ['-f', '--seccomp-bpf', '-c', '-U', 'name,calls', '-e', `trace=${syscalls.join(',')}`,
     process.execPath, '-e', script, ...args], { env: { UV_USE_IO_URING: '0' }, timeoutMs: 60000 });
   assert.equal(traced.code, 0, traced.stderr);
@@ -584,6 +580,28 @@ async function syscallCounts(t, syscalls, script, args) {
   }
   for (const name of syscalls) calls[name] ??= 0;
   return calls;
+}
+
+// Whether strace runs here; else the test is skipped.
+async function straceRuns(t) {
+  const probe = await runToEnd('strace', ['-V']).catch((err) => ({ code: -1, stderr: err.message }));
+  if (probe.code === 0) return true;
+  t.skip(`strace is not available (${probe.stderr.trim()}); apt-get install -y strace`);
+  return false;
+}
+
+// The calls a child makes to `syscalls` (all its threads), each as strace writes it (its name and
+// arguments: 'io_uring_enter(5, 3, 0, IORING_ENTER_GETEVENTS, NULL, 8) = 3'), with the child run as
+// syscallCounts runs it. Null, with the test skipped, where strace is missing.
+async function syscallTrace(t, syscalls, script, args) {
+  if (!(await straceRuns(t))) return null;
+  const traced = await runToEnd('strace', ['-f', '--seccomp-bpf', '-qq', '-e', `trace=${syscalls.join(',')}`,
+    process.execPath, '-e', script, ...args], { env: { UV_USE_IO_URING: '0' }, timeoutMs: 60000 });
+  assert.equal(traced.code, 0, traced.stderr);
+  // -f prefixes a thread's id ('[pid 123] '); a call another thread interrupted is written in
+  // two parts, of which the first holds the arguments.
+  return traced.stderr.split('\n').map((line) => line.replace(/^\[pid +\d+\] /, ''))
+    .filter((line) => syscalls.some((name) => line.startsWith(`${name}(`)));
 }
 
 /** The stat calls of every kind among syscallCounts' counts. */
@@ -624,6 +642,7 @@ module.exports = {
   rejectionOf,
   runToEnd,
   syscallCounts,
+  syscallTrace,
   statCalls,
   exitTestNodeFlags,
   linkPackage,

@@ -48,11 +48,14 @@ struct SetupAttempt {
 };
 
 // Best first. COOP_TASKRUN (5.19) runs completion work when this thread next enters the kernel
-// instead of interrupting it. EINVAL means "this kernel does not know a flag": the next attempt
-// drops it. DEFER_TASKRUN is deliberately not used: measured on 6.18, one enter runs only a
-// capped batch of deferred completions and the eventfd is signalled only when that list goes
-// from empty to non-empty, so with 100 reads in flight the rest waited forever for a signal.
+// instead of interrupting it; with TASKRUN_FLAG (5.19, only beside it) the kernel also says in the
+// SQ ring's flags when such work waits, so that Drive() enters the kernel for it only then.
+// EINVAL means "this kernel does not know a flag": the next attempt drops it. DEFER_TASKRUN is
+// deliberately not used: measured on 6.18, one enter runs only a capped batch of deferred
+// completions and the eventfd is signalled only when that list goes from empty to non-empty, so
+// with 100 reads in flight the rest waited forever for a signal.
 constexpr SetupAttempt kAttempts[] = {
+    {IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG},
     {IORING_SETUP_COOP_TASKRUN},
     {0},
 };
@@ -470,8 +473,10 @@ void Ring::Drive() {
   for (int pass = 0; pass < kDrivePasses; pass++) {
     // Entering the kernel also runs the completion work COOP_TASKRUN left for this thread; with
     // nothing to submit and completions posted already (the eventfd's signal), they are taken
-    // without it.
-    if (io_uring_sq_ready(&ring_) > 0 || io_uring_cq_ready(&ring_) == 0) io_uring_submit_and_get_events(&ring_);
+    // without it. With none posted either, it is entered only where completions may wait.
+    if (io_uring_sq_ready(&ring_) > 0 || (io_uring_cq_ready(&ring_) == 0 && CompletionsMayWait())) {
+      io_uring_submit_and_get_events(&ring_);
+    }
     const unsigned reaped = ReapReady();
     StartWaiting();
     StartWaitingSingles();
@@ -497,6 +502,16 @@ void Ring::Drive() {
   eventfd_write(eventfd_, 1);
   driving_ = false;
   UpdateLoopRef();
+}
+
+bool Ring::CompletionsMayWait() const {
+  // Where the kernel does not say (no TASKRUN_FLAG), always. Where it does, only when completion
+  // work waits for this thread or the CQ overflowed: a loop turn woken by completions this thread
+  // had already taken (cached files complete inline as they are submitted, and their posting
+  // still signals the eventfd) entered the kernel for nothing, once a turn (about one
+  // io_uring_enter in five of a readMany of cached files with strategy 'uring').
+  if ((ring_.flags & IORING_SETUP_TASKRUN_FLAG) == 0) return true;
+  return (IO_URING_READ_ONCE(*ring_.sq.kflags) & (IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW)) != 0;
 }
 
 unsigned Ring::ReapReady() {

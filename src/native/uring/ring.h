@@ -175,6 +175,8 @@ class Ring {
   // Submits what is queued and handles every completion that is ready, repeatedly, so that
   // continuations of inline completions go out in the same turn.
   void Drive();
+  // Whether entering the kernel with nothing to submit may find completions (see Drive()).
+  bool CompletionsMayWait() const;
   unsigned ReapReady();
   void UpdateLoopRef();
 
