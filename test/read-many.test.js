@@ -716,10 +716,10 @@ describe("'uring': the reads of a turn go to the kernel together", () => {
     const enters = counted.io_uring_enter - startUp.io_uring_enter;
     // Without the wait, about two a read in any build (each read's open and reads, then its
     // close, each in a submission of its own: 3,971-4,348 for these 2,000, unsanitized and under
-    // ASan). With it, about one for every four reads here (up to 17 reads a submission), and one
-    // for every two under ASan (CI host: 1,161): a slower read spends the turn's share after
-    // fewer of them, and each turn adds enters of its own (the wake-up's look, the closes). So
-    // the bound is the test's claim, fewer than one a read, not this host's figure.
+    // ASan). With it, about one for every four reads here (up to 17 reads a submission), and up
+    // to one for every two under ASan (1,161 on one CI host): a slower read spends the turn's
+    // share after fewer of them, and each turn adds enters of its own (its closes). So the bound
+    // is the test's claim, fewer than one a read, not this host's figure.
     assert.ok(enters < calls * list.length, `${enters} io_uring_enter calls for ${calls * list.length} reads\n${counted.output}`);
   });
 
@@ -734,9 +734,9 @@ describe("'uring': the reads of a turn go to the kernel together", () => {
     // io_uring's workers, whose completions are work that waits for this thread), and each
     // completion posted signals the ring's eventfd all the same: the loop then turns for
     // completions taken already. Each such turn entered the kernel with nothing to submit, to
-    // run completion work that was not there (109 such enters of 527 here, 321 of 963 under
-    // ASan, for these 2,000 reads); where the kernel says whether any waits, a turn enters only
-    // then.
+    // run completion work that was not there (109-117 such enters of about 530 here, 321 of 963
+    // under ASan, for these 2,000 reads); where the kernel says whether any waits, a turn enters
+    // only then (none here).
     const onDisk = path.join(tempDirs.disk, 'turns-for-nothing');
     fs.mkdirSync(onDisk);
     t.after(() => fs.rmSync(onDisk, { recursive: true, force: true }));
