@@ -570,9 +570,7 @@ function spendTheTurnOnEachRead(t, changes = {}) {
 // the kernel.
 async function syscallCounts(t, syscalls, script, args) {
   if (!(await straceRuns(t))) return null;
-  const traced = await runToEnd('strace', ['-f', '--seccomp-bpf', '-c', '-U', 'name,calls', '-e', `trace=${syscalls.join(',')}`,
-    process.execPath, '-e', script, ...args], { env: { UV_USE_IO_URING: '0' }, timeoutMs: 60000 });
-  assert.equal(traced.code, 0, traced.stderr);
+  const traced = await underStrace(['-c', '-U', 'name,calls'], syscalls, script, args);
   const calls = { output: traced.stderr, stdout: traced.stdout };
   for (const line of traced.stderr.split('\n')) {
     const match = /^\s*(\w+)\s+(\d+)\s*$/.exec(line);
@@ -580,6 +578,15 @@ async function syscallCounts(t, syscalls, script, args) {
   }
   for (const name of syscalls) calls[name] ??= 0;
   return calls;
+}
+
+// The child of syscallCounts and syscallTrace: `script` run with `args` under strace with
+// `options`, every thread followed, only `syscalls` stopping it. Its exit code must be 0.
+async function underStrace(options, syscalls, script, args) {
+  const traced = await runToEnd('strace', ['-f', '--seccomp-bpf', ...options, '-e', `trace=${syscalls.join(',')}`,
+    process.execPath, '-e', script, ...args], { env: { UV_USE_IO_URING: '0' }, timeoutMs: 60000 });
+  assert.equal(traced.code, 0, traced.stderr);
+  return traced;
 }
 
 // Whether strace runs here; else the test is skipped.
@@ -595,9 +602,7 @@ async function straceRuns(t) {
 // syscallCounts runs it. Null, with the test skipped, where strace is missing.
 async function syscallTrace(t, syscalls, script, args) {
   if (!(await straceRuns(t))) return null;
-  const traced = await runToEnd('strace', ['-f', '--seccomp-bpf', '-qq', '-e', `trace=${syscalls.join(',')}`,
-    process.execPath, '-e', script, ...args], { env: { UV_USE_IO_URING: '0' }, timeoutMs: 60000 });
-  assert.equal(traced.code, 0, traced.stderr);
+  const traced = await underStrace(['-qq'], syscalls, script, args);
   // -f prefixes a thread's id ('[pid 123] '); a call another thread interrupted is written in
   // two parts, of which the first holds the arguments.
   return traced.stderr.split('\n').map((line) => line.replace(/^\[pid +\d+\] /, ''))
