@@ -5,6 +5,7 @@
 // result. Each ratio is of the pooled rounds, and per round (the same round of both drivers),
 // whose spread is its noise.
 'use strict';
+const { ofOtherBuild } = require('./against');
 
 const isBunAsync = (d) => d.peer === 'Bun' && d.async;
 const isBun = (d) => d.peer === 'Bun';
@@ -45,6 +46,10 @@ const COMPARISONS = [
   { shape: 'files', subject: 'readMany auto ×64', against: 'C read, every CPU', of: named('C read, every CPU') },
   // The least an io_uring reader does at the same depth: on a cold disk, the device's limit.
   { shape: 'files', subject: 'readMany auto ×64', against: 'C io_uring ×64', of: named('C io_uring ×64') },
+  // This build against another (--against, against.js): above 1 where this one is faster.
+  { shape: 'file', subject: 'smartReadSync', against: 'smartReadSync @against', of: ofOtherBuild('smartReadSync') },
+  { shape: 'file', subject: 'smartRead auto', against: 'smartRead auto @against', of: ofOtherBuild('smartRead auto') },
+  { shape: 'files', subject: 'readMany auto ×64', against: 'readMany auto ×64 @against', of: ofOtherBuild('readMany auto ×64') },
 ];
 
 /** "smartReadSync ÷ Bun readFileSync": how a comparison is named in the reports. */

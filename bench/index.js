@@ -75,6 +75,7 @@ const MODES = {
   full: { timeMs: 250, rounds: 6 },
 };
 const { drivers } = require('./drivers');
+const { AGAINST_ENV, againstDrivers, buildLabel } = require('./against');
 const { smartread } = require('./smartread');
 const {
   defaultSizes, parseSize, sizeLabel, trialsFor, trialsForMount, listCorpus, corpusTrials, corpusTrialNames, DEFAULT_MANY_FILES, DEFAULT_TREE_FILES,
@@ -135,6 +136,9 @@ const usage = `usage: node bench/index.js [options]
                    cannot be mounted here is skipped with the reason
   --mount KIND     the same for one kind (overlay, fuse, fuse-latency); repeatable
   --fuse-latency-ms MS  what fuse-latency waits per request (default ${DEFAULT_FUSE_DELAY_MS})
+  --against DIR    also time another build of smartread (DIR: a checkout of it, built) in the
+                   warm trials, its smartRead auto, smartReadSync and readMany auto ×64 beside
+                   this build's, and divide this build's by theirs (bench/against.js)
   --drop-caches    root only: before every cold operation also drop the kernel's whole page
                    cache, dentries and inodes (/proc/sys/vm/drop_caches), so that path lookups
                    are cold too; this empties the cache of everything else on the machine
@@ -174,6 +178,7 @@ function parseOptions(argv) {
         mount: { type: 'string', multiple: true },
         'fuse-latency-ms': { type: 'string' },
         'drop-caches': { type: 'boolean' },
+        against: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -207,6 +212,7 @@ function parseOptions(argv) {
   // A corpus named on the command line must be there; the default may be missing (an installed
   // copy of the package has no node_modules of its own), and its trials are then skipped.
   if (values.corpus !== undefined && !isDirectory(values.corpus)) throw new UsageError(`--corpus ${values.corpus}: not a directory`);
+  if (values.against !== undefined && !isDirectory(values.against)) throw new UsageError(`--against ${values.against}: not a directory`);
   for (const kind of values.mount ?? []) {
     if (!MOUNT_KINDS.includes(kind)) throw new UsageError(`--mount ${kind}: one of ${MOUNT_KINDS.join(', ')}`);
   }
@@ -232,6 +238,7 @@ function parseOptions(argv) {
     mounts,
     fuseLatencyMs: positive('fuse-latency-ms', values['fuse-latency-ms'], DEFAULT_FUSE_DELAY_MS, false),
     dropCaches: Boolean(values['drop-caches']),
+    against: values.against === undefined ? null : path.resolve(values.against),
   };
 }
 
@@ -729,7 +736,7 @@ async function startRunner() {
 async function runAll({ options, startedAt, started, machine, targets, trials, allTrials, mountRuns, corpus, peers }) {
   // --full's drivers, and those of the trials of every driver.
   const runsSomewhere = (d) => allTrials.some((t) => runsIn(d, t, options.full));
-  const driverStatus = [...drivers.filter((d) => options.full || !d.fullOnly || runsSomewhere(d)), ...(peers?.drivers ?? [])]
+  const driverStatus = [...drivers.filter((d) => options.full || !d.fullOnly || runsSomewhere(d)), ...againstDrivers(), ...(peers?.drivers ?? [])]
     .map((d) => ({ driver: d, available: d.available() }));
   const skipped = driverStatus.filter((s) => s.available !== true && runsSomewhere(s.driver));
   for (const shape of new Set(allTrials.map((t) => t.shape))) {
@@ -805,6 +812,7 @@ async function runAll({ options, startedAt, started, machine, targets, trials, a
       warmupMs: WARMUP_MS,
       coldOperationsPerRound: COLD_OPERATIONS_PER_ROUND,
       loopResolutionMs: LOOP_RESOLUTION_MS,
+      against: options.against ? { dir: options.against, build: buildLabel(options.against) } : null,
     },
     machine,
     engine,
@@ -884,6 +892,8 @@ async function start() {
   } else if (!gcExposed) {
     restart({ withDevices: false });
   } else {
+    // Read by againstDrivers() here and in the runner of Node's drivers, which inherits it.
+    if (options.against) process.env[AGAINST_ENV] = options.against;
     await main(options);
   }
 }

@@ -59,7 +59,8 @@ const DRIVER_PREFIX = 'driver:';
 function benchDriver(name) {
   if (runtime !== 'node') throw new Error(`the bench's drivers run under node; this is ${runtime}`);
   const { drivers } = require('./drivers');
-  const driver = drivers.find((d) => d.name === name);
+  const { againstDrivers } = require('./against');
+  const driver = [...drivers, ...againstDrivers()].find((d) => d.name === name);
   if (!driver) throw new Error(`no bench driver ${name}`);
   if (driver.shape !== 'file' && driver.shape !== 'files') throw new Error(`${name}: a driver of shape ${driver.shape} runs in the bench's process`);
   const available = driver.available();

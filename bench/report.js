@@ -335,6 +335,7 @@ function markdownReport(document, chartFile) {
     `- engine: ${describeEngine(document.engine)}`,
     `- timing: ${describeTiming(document)}`,
     `- peers: ${describePeers(document.peers)}`,
+    ...(o.against ? [`- against: the build at ${o.against.dir} (${o.against.build}), its drivers named @${o.against.build}`] : []),
     ...(document.loopFloor ? [`- loop: ${describeLoopFloor(document.loopFloor)}`] : []),
     '',
     legend(o.loopResolutionMs).split('\n').map((l) => (l.startsWith('  ') ? `  ${l.trim()}` : `- ${l}`)).join('\n'),
