@@ -27,30 +27,25 @@ function buildLabel(dir) {
   return path.basename(path.resolve(dir));
 }
 
-let other = null;
-
-/** The other build's exports once loaded: { module } or { error } (why it could not be used). */
-function loadOther(dir) {
-  if (other) return other;
+/** The other build's exports: { module } or { error } (why it could not be used). */
+function loadBuild(dir) {
   try {
     const module = require(path.resolve(dir));
     for (const name of ['smartRead', 'smartReadSync', 'readMany']) {
       if (typeof module[name] !== 'function') throw new Error(`it exports no ${name}()`);
     }
-    other = { module };
+    return { module };
   } catch (err) {
-    other = { error: `the build at ${dir} did not load: ${err.message.split('\n')[0]}` };
+    return { error: `the build at ${dir} did not load: ${err.message.split('\n')[0]}` };
   }
-  return other;
 }
 
-/** The drivers of the build named by SMARTREAD_BENCH_AGAINST; none when it is not set. */
-function againstDrivers() {
-  const dir = process.env[AGAINST_ENV];
-  if (!dir) return [];
-  const label = buildLabel(dir);
-  const available = () => loadOther(dir).error ?? true;
-  const build = () => loadOther(dir).module;
+/** The drivers of the build in `dir`, named with `label`; it is loaded at their first use. */
+function driversOf(dir, label) {
+  let loaded = null;
+  const load = () => (loaded ??= loadBuild(dir));
+  const available = () => load().error ?? true;
+  const build = () => load().module;
   return [
     {
       name: `smartReadSync @${label}`,
@@ -78,7 +73,24 @@ function againstDrivers() {
   ];
 }
 
+// Made once per process: the runner looks its drivers up for every command it is sent.
+let against;
+
+/** The build named by SMARTREAD_BENCH_AGAINST: { dir, build (its label), drivers }; null when none is. */
+function againstBuild() {
+  if (against !== undefined) return against;
+  const dir = process.env[AGAINST_ENV];
+  if (!dir) return (against = null);
+  const build = buildLabel(dir);
+  return (against = { dir, build, drivers: driversOf(dir, build) });
+}
+
+/** The drivers of the build named by SMARTREAD_BENCH_AGAINST; none when it is not set. */
+function againstDrivers() {
+  return againstBuild()?.drivers ?? [];
+}
+
 /** Whether a driver (or a report's summary of one) is the other build's `name`. */
 const ofOtherBuild = (name) => (d) => d.name.startsWith(`${name} @`);
 
-module.exports = { AGAINST_ENV, againstDrivers, buildLabel, ofOtherBuild };
+module.exports = { AGAINST_ENV, againstBuild, againstDrivers, ofOtherBuild };

@@ -75,7 +75,7 @@ const MODES = {
   full: { timeMs: 250, rounds: 6 },
 };
 const { drivers } = require('./drivers');
-const { AGAINST_ENV, againstDrivers, buildLabel } = require('./against');
+const { AGAINST_ENV, againstBuild, againstDrivers } = require('./against');
 const { smartread } = require('./smartread');
 const {
   defaultSizes, parseSize, sizeLabel, trialsFor, trialsForMount, listCorpus, corpusTrials, corpusTrialNames, DEFAULT_MANY_FILES, DEFAULT_TREE_FILES,
@@ -787,6 +787,7 @@ async function runAll({ options, startedAt, started, machine, targets, trials, a
   console.log(`machine:  ${report.describeMachine(machine)}`);
   console.log(`run time: ${report.formatDuration(durationMs)}`);
 
+  const other = againstBuild();
   const document = {
     format: 'smartread-bench/3',
     startedAt: startedAt.toISOString(),
@@ -812,7 +813,7 @@ async function runAll({ options, startedAt, started, machine, targets, trials, a
       warmupMs: WARMUP_MS,
       coldOperationsPerRound: COLD_OPERATIONS_PER_ROUND,
       loopResolutionMs: LOOP_RESOLUTION_MS,
-      against: options.against ? { dir: options.against, build: buildLabel(options.against) } : null,
+      against: other && { dir: other.dir, build: other.build },
     },
     machine,
     engine,
