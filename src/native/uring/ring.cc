@@ -51,10 +51,10 @@ struct SetupAttempt {
 // of interrupting it; with TASKRUN_FLAG the kernel also says in the SQ ring's flags when such
 // work waits, so that Drive() enters the kernel for it only then. Both came in 5.19, as did the
 // sparse file table the ring needs anyway. EINVAL means "this kernel does not know a flag": the
-// next attempt drops them. DEFER_TASKRUN is
-// deliberately not used: measured on 6.18, one enter runs only a capped batch of deferred
-// completions and the eventfd is signalled only when that list goes from empty to non-empty, so
-// with 100 reads in flight the rest waited forever for a signal.
+// next attempt drops them. DEFER_TASKRUN is deliberately not used: measured on 6.18, one enter
+// runs only a capped batch of deferred completions and the eventfd is signalled only when that
+// list goes from empty to non-empty, so with 100 reads in flight the rest waited forever for a
+// signal.
 constexpr SetupAttempt kAttempts[] = {
     {IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG},
     {0},
