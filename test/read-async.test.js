@@ -608,6 +608,44 @@ describe('calls made at once past the turn\'s share wait in line', () => {
     }
   });
 
+  // A line that never empties (64 calls kept waiting, each replaced by a new one as it reads, as
+  // a server under steady load does) holds a slot for the calls waiting, and not one for every
+  // call that ever waited: the slots before the first still waiting are dropped as it goes. (It
+  // kept them all until the line emptied: 8 bytes a read, 14 MB of JS heap after 1.8 million
+  // reads, found by the soak.)
+  test('a line that never empties does not keep a slot for every call that waited in it', async (t) => {
+    spendTheTurnOnEachRead(t);
+    const { lineSlots } = require('../dist/read/turn_clock.js');
+    const file = writePattern(path.join(tempDirs.disk, 'steady-line'), 4 * KiB);
+    const expected = fs.readFileSync(file);
+    const lanes = 64;
+    const reads = 6000;
+    let started = 0;
+    let mostSlots = 0;
+    let turns = 0;
+    let wrong = 0;
+    const lane = async () => {
+      while (started < reads) {
+        started++;
+        const bytes = await smartRead(file, { strategy: 'sync' });
+        if (!bytes.equals(expected)) wrong++;
+        mostSlots = Math.max(mostSlots, lineSlots());
+      }
+    };
+    const counting = countLoopTurns();
+    try {
+      await Promise.all(Array.from({ length: lanes }, lane));
+    } finally {
+      turns = counting.stop();
+    }
+    assert.equal(wrong, 0);
+    assert.ok(turns >= reads / 2, `the calls waited in line (the loop turned ${turns} times for ${reads} reads)`);
+    // Dropped once they are half the array and at least 1,024: never more than 1,024 slots
+    // beside the calls waiting.
+    assert.ok(mostSlots <= 1024 + lanes, `the line held ${mostSlots} slots for at most ${lanes} calls waiting`);
+    assert.equal(lineSlots(), 0, 'the line is empty once every call has read');
+  });
+
   // readMany calls wait in the same line, a run of their list at each of their turns: made at
   // once with smartRead calls, and each with a list of one, each call settles in the order made,
   // whichever of the two it is.

@@ -40,8 +40,13 @@ export function waitForNextTurn(): Promise<void> {
 // turn after turn: 10,000 smartRead calls at once, each a cached file, took 1.9-3.7 s against
 // 0.36 s for a smartReadSync loop of the same reads (the waiters' wake-ups grew as the square of
 // their number).
+// The line is an array read from lineHead; the woken calls' slots before it are dropped once
+// they are half the array (and at least kCompactFrom), so that a line that never empties (a
+// server under steady load) does not grow by a slot for every call that ever waited in it: 8
+// bytes a read, 14 MB of JS heap after 1.8 million reads of 256 calls at once.
 const line: Array<(() => void) | undefined> = [];
 let lineHead = 0;
+const kCompactFrom = 1024;
 let wakeScheduled = false;
 // A call woken in the line has not yet started its read (takeTurn) nor given its turn up
 // (passTurn): see turnBeingHandedOn().
@@ -53,6 +58,10 @@ function wakeFirst(): void {
   line[lineHead++] = undefined;
   if (lineHead === line.length) {
     line.length = 0;
+    lineHead = 0;
+  } else if (lineHead >= kCompactFrom && lineHead * 2 >= line.length) {
+    line.copyWithin(0, lineHead);
+    line.length -= lineHead;
     lineHead = 0;
   }
   handingOn = true;
@@ -85,6 +94,11 @@ export function turnShare(shareMs: number): Promise<void> | undefined {
   // cached 4 KiB file pinned to one CPU took 3.09 us against 2.95, medians of six runs each).
   if (lineHead === line.length && !turnSpent(shareMs)) return undefined;
   return waitInLine();
+}
+
+/** The slots the line's array holds, those of calls already woken included (the tests' view). */
+export function lineSlots(): number {
+  return line.length;
 }
 
 /** Whether a read may start on this thread now: nobody is waiting, and the share is not spent. */
