@@ -2,7 +2,7 @@
 // `npm run test:stress`: the heavy reliability tests, on the native engine (which must load):
 //  - test/stress/soak.test.js: SMARTREAD_STRESS_READS reads (default 400,000; the full million
 //    by hand: SMARTREAD_STRESS_READS=1000000 npm run test:stress), 256 in flight, every byte
-//    checked, RSS and descriptors flat after the warm-up;
+//    checked, RSS, the bytes malloc holds, the JS heap and descriptors flat after the warm-up;
 //  - test/stress/endless-devices.test.js: /dev/zero read to the real 4 GiB limit on each engine;
 //  - test/stress/block-pool-memory.test.js: 1,000 reads of 128 MiB, RSS bounded by the block
 //    pool, which then drains;

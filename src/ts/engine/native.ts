@@ -76,6 +76,9 @@ export interface NativeBinding {
   setTuning(tuning: Tuning): void;
   /** The block pool's figures (block_pool.h BlockPoolStats), or null where there is none. */
   blockPoolStats(): BlockPoolStats | null;
+  /** The bytes malloc has handed out and not had back (glibc's mallinfo2), or null where that
+   * cannot be asked: the soak test's leak check, which RSS cannot make. */
+  mallocInUse(): number | null;
   /** The fast path's judgements on filesystems that refuse RWF_NOWAIT (blind_reads.h). */
   blindReadsStats(): BlindReadsStats;
   /** How the fast path would judge a read of the file now, where its filesystem is known to
