@@ -269,12 +269,12 @@ describe('invalid arguments reject (never throw)', () => {
 });
 
 describe("'auto': runs of the list read on pool threads beside the JS thread", () => {
-  // A list of every kind, twice over: small files on tmpfs and disk, files past what a run on a
-  // pool thread takes (256 KiB) and past the fast path, a directory, missing names, /proc files
-  // (no size), Buffer paths, and the same file several times.
+  // A list of every kind, twice over: small files on tmpfs and disk, files at and past what a run
+  // on a pool thread takes (4 MiB, past the fast path's budget too), a directory, missing names,
+  // /proc files (no size), Buffer paths, and the same file several times.
   function mixedPlan() {
     const plan = [];
-    const sizes = [1, 4096, 100 * 1024, 256 * 1024, 256 * 1024 + 1, 2 * 1024 * 1024];
+    const sizes = [1, 4096, 100 * 1024, 256 * 1024 + 1, 4 * 1024 * 1024, 4 * 1024 * 1024 + 1];
     const sized = [];
     for (const { kind, dir: where } of tempDirs.all) {
       for (const size of sizes) {
@@ -394,7 +394,8 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
   test('runs longer than their slab holds leave the rest to the JS thread, on disk and tmpfs', async (t) => {
     if (!addonWithTuningRestored(t, 'runs on pool threads are part of the addon')) return;
     setTuning({ readManyThreads: 1 });
-    // 96 KiB each: a run's 2 MiB slab holds 21 of them, and a run takes up to 256.
+    // 96 KiB each, and a run takes up to 256: its slab holds 21 of them while their sizes are
+    // not known (2 MiB), 85 once they are (8 MiB, the most).
     for (const { kind, dir: where } of tempDirs.all) {
       const list = [];
       for (let i = 0; i < 600; i++) {
@@ -412,16 +413,39 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
     }
   });
 
+  test('runs take files of more than 256 KiB too: their results share the run\'s block', async (t) => {
+    if (!addonWithTuningRestored(t, 'runs on pool threads are part of the addon')) return;
+    setTuning({ readManyThreads: 1 });
+    // 130 files of 300 KiB (runs from the start are for more than 128 paths): a run of 65 of
+    // them, their sizes known from the first call, reads 27 into a slab of 8 MiB, lent as the
+    // Buffer their results share. (Runs took files of at most 256 KiB: none shared one.)
+    for (const { kind, dir: where } of tempDirs.all) {
+      const list = Array.from({ length: 130 }, (_, i) => path.join(where, `large-in-run-${i}`));
+      list.forEach((file, i) => fs.writeFileSync(file, patternBuffer(300 * 1024, i)));
+      await readMany(list);
+      const fdsBefore = openFdCount();
+      let results;
+      assert.ok(await poolRuns(async () => {
+        results = await readMany(list);
+      }) > 0, `${kind}: runs went to pool threads`);
+      list.forEach((file, i) => assertSameBytes(results[i], patternBuffer(300 * 1024, i), `${kind}: ${i}`));
+      const blocks = new Set(results.map((r) => r.buffer));
+      assert.ok(blocks.size < results.length, `${kind}: ${blocks.size} ArrayBuffers for ${results.length} results`);
+      assert.equal(openFdCount(), fdsBefore, `${kind}: descriptors: ${JSON.stringify(openFds())}`);
+      for (const file of list) fs.rmSync(file);
+    }
+  });
+
   test('a list too short for runs from its start hands half of what is left to one when enough work is left', async (t) => {
     // A run is handed out once the fast path has spent a turn's share on hits (openat2).
     if (!addonWithTuningRestored(t, 'runs on pool threads are part of the addon') || skipWithoutOpenat2(t)) return;
     // A turn's share of 25 µs: spent after a few files of 200 KiB, with most of the list left,
     // far more than kHandOffMinMs of work on any machine (tens of µs a file).
     setTuning({ readManyThreads: 1, fastPathBudgetUs: 50 });
-    const sizeOf = (i) => (i % 16 === 15 ? 300 * 1024 : 200 * 1024);
+    const sizeOf = (i) => (i % 16 === 15 ? 4 * 1024 * 1024 + 4096 : 200 * 1024);
     for (const { kind, dir: where } of tempDirs.all) {
-      // 101 paths (runs from the start are for more than 128): files of 200 KiB, some of 300
-      // KiB (more than a run takes: left to the lanes), a missing one.
+      // 101 paths (runs from the start are for more than 128): files of 200 KiB, some of 4 MiB
+      // and 4 KiB (more than a run takes: left to the lanes), a missing one.
       const list = Array.from({ length: 100 }, (_, i) => path.join(where, `handoff-${i}`));
       list.forEach((file, i) => fs.writeFileSync(file, patternBuffer(sizeOf(i), i)));
       const withMissing = [...list.slice(0, 50), `${missing}-handoff`, ...list.slice(50)];
@@ -525,11 +549,11 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
   test('a run handed off while every pool thread is busy is read by the lanes: the call does not wait for a thread', async (t) => {
     if (!addonWithTuningRestored(t, 'runs on pool threads are part of the addon') || skipWithoutOpenat2(t)) return;
     setTuning({ readManyThreads: 1, fastPathBudgetUs: 1_000_000 });
-    // 100 files of 200 KiB, among them one missing, one too large for a run (300 KiB), a
+    // 100 files of 200 KiB, among them one missing, one too large for a run (4 MiB and 4 KiB), a
     // directory and a Buffer path, all in the half that is handed off (16-57: half of the 84
     // left after the first run, far more than kHandOffMinMs of work on any machine).
     const list = Array.from({ length: 100 }, (_, i) => path.join(tempDirs.disk, `busy-${i}`));
-    const sizeOf = (i) => (i === 20 ? 300 * 1024 : 200 * 1024);
+    const sizeOf = (i) => (i === 20 ? 4 * 1024 * 1024 + 4096 : 200 * 1024);
     list.forEach((file, i) => fs.writeFileSync(file, patternBuffer(sizeOf(i), i)));
     const plan = list.map((file, i) => (i === 18 ? `${missing}-busy` : i === 22 ? tempDirs.disk : i === 24 ? Buffer.from(file) : file));
     const expected = await Promise.allSettled(plan.map((p) => fs.promises.readFile(p)));

@@ -39,12 +39,19 @@ inline void CpuRelax() {
 #endif
 }
 
-// Where a run's small results land before they are copied into the one Buffer the run returns
-// (only the bytes read: a result must not keep a block of unused room alive), room for a run of
-// kElsewhereRunMax files of 8 KiB; and the largest file a run takes: a larger one is for the JS
-// thread's fast path, which reads into a Buffer of its own, or for the engines.
-constexpr size_t kSlab = size_t{2} << 20;
-constexpr size_t kFileMax = size_t{256} << 10;
+// Where a run's results land (a block, the slab) before they are copied into the one Buffer the
+// run returns, or the slab is lent as that Buffer (WrapBytes): room for the sizes its names had
+// when last read, and kUnknownRoom for each name not read before, rounded up to a power of two
+// from kSlabMin (a run of kElsewhereRunMax files of 8 KiB) to kSlabMax; and the largest file a
+// run takes, about what the fast path reads on the JS thread: a larger one is for the engines.
+// With one slab of 2 MiB and files of at most 256 KiB, a tree of sources and assets (the
+// bench's: 3,000 files, 45 MB) left its six files of more than 256 KiB (18 MB), and those past
+// a full slab, to the JS thread: readMany ×64 took 0.96-1.08 of the smartReadSync loop's time on
+// ext4 and overlay; with these, 0.81-0.96 (alternated processes, medians of 8 rounds each).
+constexpr size_t kSlabMin = size_t{2} << 20;
+constexpr size_t kSlabMax = size_t{8} << 20;
+constexpr size_t kUnknownRoom = size_t{8} << 10;
+constexpr size_t kFileMax = size_t{4} << 20;
 
 // A run's files, read by the pool thread from its start while the JS thread, once done with
 // its own share of the list, may claim the rest (Claim) and read them itself: the pool thread
@@ -88,7 +95,14 @@ class Run {
   // Before the job is queued, once the items are in place.
   void Prepare() {
     states_.reset(new std::atomic<uint8_t>[items.size()]);
-    for (size_t k = 0; k < items.size(); k++) states_[k].store(kUnclaimed, std::memory_order_relaxed);
+    size_t room = 0;
+    for (size_t k = 0; k < items.size(); k++) {
+      states_[k].store(kUnclaimed, std::memory_order_relaxed);
+      room += items[k].known >= 0 ? (static_cast<size_t>(items[k].known) + 7) & ~size_t{7} : kUnknownRoom;
+    }
+    // A power of two, so that the runs of a list find each other's blocks in the pool.
+    slab_size_ = kSlabMin;
+    while (slab_size_ < room && slab_size_ < kSlabMax) slab_size_ *= 2;
   }
 
   // The pool thread: every item not yet claimed, one at a time, in order. No slab is taken
@@ -96,8 +110,8 @@ class Run {
   void Execute() {
     size_t k = next_.fetch_add(1, std::memory_order_acq_rel);
     if (k >= items.size()) return;
-    if (blocks) slab_ = blocks->Take(kSlab);
-    if (slab_.data == nullptr && !blocks) slab_ = Block{static_cast<uint8_t*>(malloc(kSlab)), kSlab, false};
+    if (blocks) slab_ = blocks->Take(slab_size_);
+    if (slab_.data == nullptr && !blocks) slab_ = Block{static_cast<uint8_t*>(malloc(slab_size_)), slab_size_, false};
     for (; k < items.size(); k = next_.fetch_add(1, std::memory_order_acq_rel)) {
       if (slab_.data != nullptr && !items[k].path.empty()) ReadOne(items[k]);
       states_[k].store(kReadHere, std::memory_order_release);
@@ -200,7 +214,7 @@ class Run {
         item.size = static_cast<uint64_t>(st.st_size);
         return;
       }
-    } else if (static_cast<size_t>(item.known) > kSlab - used_) {
+    } else if (static_cast<size_t>(item.known) > slab_size_ - used_) {
       return;
     }
     how.flags = static_cast<uint64_t>(flags | O_CLOEXEC | O_NONBLOCK);
@@ -273,7 +287,7 @@ class Run {
   bool Fits(const struct stat& st) const {
     if (!S_ISREG(st.st_mode) || st.st_size <= 0) return false;
     const size_t size = static_cast<size_t>(st.st_size);
-    return size <= kFileMax && size <= kSlab - used_;
+    return size <= kFileMax && size <= slab_size_ - used_;
   }
 
   // The devices found to be tmpfs or ramfs in this run, read without trying RWF_NOWAIT.
@@ -328,7 +342,7 @@ class Run {
   // (large files: no copy on the JS thread, which the run is there to spare, and the block goes
   // back to the pool once they are collected), else a copy of what they use.
   bool WrapBytes(napi_env env, napi_value* out) {
-    if (blocks && used_ >= kSlab / 2) {
+    if (blocks && used_ >= slab_size_ / 2) {
       const Block slab = slab_;
       slab_ = Block{};
       // Lend() gives the block back to the pool itself if it fails.
@@ -339,6 +353,7 @@ class Run {
   }
 
   Block slab_;
+  size_t slab_size_ = kSlabMin;
   size_t used_ = 0;
   std::vector<dev_t> memory_devs_;
   // The next item to claim, by either thread, and what became of each claimed.

@@ -162,7 +162,8 @@ const kHandOffMin = 8;
 const kHandOffMinMs = 0.3;
 // How long a lane that has read the last file of a run handed off waits, on the JS thread, for
 // the pool thread to finish the one it is reading, rather than for the loop to turn: a cached
-// file of up to 256 KiB (the largest a run takes) is read in well under this.
+// file of up to 256 KiB is read in well under this (a run takes files of up to 4 MiB: for one of
+// those the lane waits for the loop to turn instead).
 const kSettleSpinUs = 100;
 
 // One 'abort' listener per signal, shared by all the reads waiting on it (hundreds, in a
