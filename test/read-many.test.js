@@ -313,6 +313,20 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
     return runs;
   }
 
+  // The list read once (its sizes known after), then again with runs on pool threads: the bytes
+  // of each file (expectedOf(i)), and no descriptor left open. The second call's results.
+  async function readWarmInRuns(kind, list, expectedOf) {
+    await readMany(list);
+    const fdsBefore = openFdCount();
+    let results;
+    assert.ok(await poolRuns(async () => {
+      results = await readMany(list);
+    }) > 0, `${kind}: runs went to pool threads`);
+    list.forEach((file, i) => assertSameBytes(results[i], expectedOf(i), `${kind}: ${i}`));
+    assert.equal(openFdCount(), fdsBefore, `${kind}: descriptors: ${JSON.stringify(openFds())}`);
+    return results;
+  }
+
   test('every result is what fs.promises.readFile gives, bytes and errors, on every pass', async (t) => {
     if (!addonWithTuningRestored(t, 'runs on pool threads are part of the addon')) return;
     const plan = mixedPlan();
@@ -402,14 +416,7 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
         list.push(path.join(where, `slab-${i}`));
         fs.writeFileSync(list[i], patternBuffer(96 * 1024, i));
       }
-      await readMany(list);
-      const fdsBefore = openFdCount();
-      let results;
-      assert.ok(await poolRuns(async () => {
-        results = await readMany(list);
-      }) > 0, `${kind}: runs went to pool threads`);
-      list.forEach((file, i) => assertSameBytes(results[i], patternBuffer(96 * 1024, i), `${kind}: ${i}`));
-      assert.equal(openFdCount(), fdsBefore, `${kind}: descriptors: ${JSON.stringify(openFds())}`);
+      await readWarmInRuns(kind, list, (i) => patternBuffer(96 * 1024, i));
     }
   });
 
@@ -426,18 +433,11 @@ describe("'auto': runs of the list read on pool threads beside the JS thread", (
     for (const { kind, dir: where } of tempDirs.all) {
       const list = Array.from({ length: 130 }, (_, i) => path.join(where, `large-in-run-${i}`));
       list.forEach((file, i) => fs.writeFileSync(file, patternBuffer(sizeOf(i), i)));
-      await readMany(list);
-      const fdsBefore = openFdCount();
-      let results;
-      assert.ok(await poolRuns(async () => {
-        results = await readMany(list);
-      }) > 0, `${kind}: runs went to pool threads`);
-      list.forEach((file, i) => assertSameBytes(results[i], patternBuffer(sizeOf(i), i), `${kind}: ${i}`));
+      const results = await readWarmInRuns(kind, list, (i) => patternBuffer(sizeOf(i), i));
       const holders = new Map();
       for (const r of results) holders.set(r.buffer, (holders.get(r.buffer) ?? 0) + 1);
       const large = results.filter((r, i) => sizeOf(i) > 256 * 1024);
       assert.ok(large.some((r) => holders.get(r.buffer) > 1), `${kind}: none of the ${large.length} results of 300 KiB shares its ArrayBuffer`);
-      assert.equal(openFdCount(), fdsBefore, `${kind}: descriptors: ${JSON.stringify(openFds())}`);
       for (const file of list) fs.rmSync(file);
     }
   });
