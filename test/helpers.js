@@ -520,13 +520,16 @@ function setUpAsyncEngines() {
 /**
  * Evicts a file's pages and checks with mincore that none is left, trying again for a while:
  * pages still under writeback, just after the file was written, cannot be dropped yet (seen on a
- * loaded machine). Needs the addon.
+ * loaded machine), and beside a busy suite an eviction sometimes does not take. Returns how many
+ * checks it made (each is a pageCacheResidency call, with an fstat of its own). Needs the addon.
  */
+let smartreadModule = null;
 function evictCompletely(file) {
-  const { evictFromPageCache, pageCacheResidency } = require('smartread');
+  // Required once: each require() of the package looks it up again (a stat a call).
+  const { evictFromPageCache, pageCacheResidency } = (smartreadModule ??= require('smartread'));
   for (let attempt = 0; attempt < 200; attempt++) {
     evictFromPageCache(file);
-    if (pageCacheResidency(file).cached === 0) return;
+    if (pageCacheResidency(file).cached === 0) return attempt + 1;
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
   }
   assert.fail(`${file}: still ${pageCacheResidency(file).cached} bytes in the page cache after 2 s of evictions`);
