@@ -21,6 +21,11 @@
 // inline in io_uring_enter, where it waits for the answer, and would make the submissions one
 // open at a time: there each OPENAT goes to an io-wq worker (IOSQE_ASYNC), as smartread's own
 // do where opens wait. io-wq's bounded workers (which run the READs) are raised to the depth.
+// Of one file, 'uring' first asks its size (stat() of the path, on the calling thread, as
+// smartread's own 'uring' strategy does) and reads it whole, one byte more asked to see EOF, in
+// the same chain, then waits for the CLOSE: the least an io_uring reader of one file does, where
+// io_uring reads it inline (a cached file on a disk) and where it hands it to a worker
+// (overlayfs, FUSE: a thread hop and a wake-up), with no event loop in the way.
 //
 // A third reader, 'threads', does what 'read' does from every online CPU at once: a crew of one
 // thread per CPU but the first, made when the program starts (its ready line says how many
@@ -248,14 +253,14 @@ static int ring_ready(struct failure *failure) {
 // The chain of file `index`, in direct descriptor `slot`. Hard links: a short read (the usual
 // end of a file) must not cancel the CLOSE, and a failed OPENAT leaves READ and CLOSE to fail
 // on an empty slot, harmlessly.
-static void queue_file(const struct context *ctx, size_t index, unsigned slot, struct file_bytes *result) {
+static void queue_file(const struct context *ctx, size_t index, unsigned slot, struct file_bytes *result, size_t capacity) {
   struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
   // No O_CLOEXEC: a direct descriptor is no fd to inherit, and the kernel refuses the flag.
   io_uring_prep_openat_direct(sqe, AT_FDCWD, ctx->paths[index], O_RDONLY, 0, slot);
   sqe->flags |= IOSQE_IO_HARDLINK | (ctx->opens_ask_a_server ? IOSQE_ASYNC : 0);
   io_uring_sqe_set_data64(sqe, (uint64_t)index << 2 | URING_OPEN);
   sqe = io_uring_get_sqe(&ring);
-  io_uring_prep_read(sqe, (int)slot, result->data, URING_READ_MAX, 0);
+  io_uring_prep_read(sqe, (int)slot, result->data, (unsigned)capacity, 0);
   sqe->flags |= IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK;
   io_uring_sqe_set_data64(sqe, (uint64_t)index << 2 | URING_READ);
   sqe = io_uring_get_sqe(&ring);
@@ -266,8 +271,15 @@ static void queue_file(const struct context *ctx, size_t index, unsigned slot, s
 static int uring_operation(const struct context *ctx, struct file_bytes *results, struct failure *failure) {
   size_t count = operation_files(ctx);
   if (ring_ready(failure) != 0) return -1;
+  // Many files: each read into URING_READ_MAX bytes, unsized. One: sized first, and one byte
+  // more; where stat() fails, unsized, and the OPENAT fails as node:fs's open would.
+  size_t capacity = URING_READ_MAX;
+  struct stat st;
+  if (!ctx->many && stat(ctx->paths[0], &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    capacity = (size_t)st.st_size + 1;
+  }
   for (size_t i = 0; i < count; i++) {
-    results[i].data = malloc(URING_READ_MAX);
+    results[i].data = malloc(capacity);
     results[i].length = 0;
     if (results[i].data == NULL) {
       free_results(results, i);
@@ -285,7 +297,7 @@ static int uring_operation(const struct context *ctx, struct file_bytes *results
   }
   size_t next = 0;
   size_t done = 0;
-  for (unsigned slot = 0; slot < URING_DEPTH && next < count; slot++, next++) queue_file(ctx, next, slot, &results[next]);
+  for (unsigned slot = 0; slot < URING_DEPTH && next < count; slot++, next++) queue_file(ctx, next, slot, &results[next], capacity);
   while (done < count) {
     int ret = io_uring_submit_and_wait(&ring, 1);
     if (ret < 0 && ret != -EINTR) {
@@ -313,7 +325,7 @@ static int uring_operation(const struct context *ctx, struct file_bytes *results
       } else if (op == URING_CLOSE) {
         done++;
         if (next < count) {
-          queue_file(ctx, next, (unsigned)(data >> 32), &results[next]);
+          queue_file(ctx, next, (unsigned)(data >> 32), &results[next], capacity);
           next++;
         }
       }
@@ -325,8 +337,8 @@ static int uring_operation(const struct context *ctx, struct file_bytes *results
     if (errors[i] != 0) {
       errno = errors[i];
       status = fail(failure, syscalls[i], ctx->paths[i]);
-    } else if (results[i].length == URING_READ_MAX) {
-      // It may hold more: read again, whole.
+    } else if (results[i].length == capacity) {
+      // It may hold more (or grew since its stat): read again, whole.
       free(results[i].data);
       results[i].data = NULL;
       status = read_file(ctx->paths[i], &results[i], failure);

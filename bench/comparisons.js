@@ -26,6 +26,10 @@ const COMPARISONS = [
   // The least a reader of one file does from every CPU at once: warm, the most this machine's
   // CPUs make of a large file.
   { shape: 'file', subject: 'smartRead auto', against: 'C read, every CPU', of: named('C read, every CPU') },
+  // The least an io_uring reader of one file does, waiting for nothing but the ring: what an
+  // asynchronous read costs over a synchronous one on this filesystem, whoever makes it.
+  { shape: 'file', subject: 'smartRead auto', against: 'C io_uring', of: named('C io_uring') },
+  { shape: 'file', subject: 'C io_uring', against: 'C read', of: named('C read') },
   // The most a reader of Node's that returns a new Buffer can make of the first: no read, only
   // the new Buffer and a copy into it; and the two runtimes' allocators at that.
   { shape: 'file', subject: 'new Buffer + copy (no read)', against: 'Bun readFileSync', of: named('Bun readFileSync') },

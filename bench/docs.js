@@ -336,6 +336,10 @@ const LIMITS = [
     cell: comparisonOver('readMany auto ×64 ÷ C io_uring ×64', (t) => t.cold && t.shape === 'files'),
   },
   {
+    limit: 'the C floor', what: '`C io_uring` ÷ `C read`, one warm file of 1 MiB or less: what a read that does not wait on the calling thread costs over one that does, in C (on overlayfs and FUSE io_uring hands it to a worker)',
+    cell: comparisonOver('C io_uring ÷ C read', smallWarmFile),
+  },
+  {
     limit: "the machine's CPUs", what: '`C io_uring ×64`, many cold files: the CPUs busy, and the FUSE daemon\'s share, % of all',
     cell: coldManyCpu('C io_uring ×64'),
   },

@@ -99,6 +99,11 @@ const PEER_READERS = [
   // opens ask a server, with those opens on io_uring's workers (c_read_loop.c). Built where
   // liburing is (compileCDriver): otherwise skipped, with the reason.
   { peer: 'C', reader: 'uring', file: null, files: `C io_uring ×${IN_FLIGHT}`, async: false, cold: true, coldOnly: true, needs: 'uring' },
+  // Of one file, warm too: the least an io_uring reader does for it (sized, then read in one
+  // chain and waited for, c_read_loop.c), against 'C read': where io_uring hands a read to a
+  // worker (overlayfs, FUSE), what the hop and the wake-up cost any reader that does not wait on
+  // the calling thread, whatever it is written in.
+  { peer: 'C', reader: 'uring', file: 'C io_uring', files: null, async: false, cold: true, needs: 'uring' },
 ];
 
 const STDERR_KEPT = 4000;

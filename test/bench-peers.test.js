@@ -225,6 +225,21 @@ for (const local of localPeers) {
       assert.equal(digestMismatch(files.map((f) => fs.readFileSync(f)), await peer.verify(local.readers.uring), files), null);
     });
 
+    if (local.readers.uring) test('its io_uring reader reads one file whole after sizing it, and fails a missing one as node:fs does', async (t) => {
+      if (skipped(t)) return;
+      if (skipReaders.uring) return t.skip(skipReaders.uring);
+      const dir = makeTempDir(tempDirs.disk, 'uring-one-');
+      // Empty, under and over the many-files reader's 64 KiB, and over 1 MiB.
+      for (const size of [0, 5, (64 << 10) + 3, (1 << 20) + 5]) {
+        const file = writePattern(path.join(dir, `f-${size}`), size);
+        await context('file', [file]);
+        assert.equal(digestMismatch(fs.readFileSync(file), await peer.verify(local.readers.uring), [file]), null, `${size} bytes`);
+      }
+      const { missing, expected } = missingBeside(files[0]);
+      await context('file', [missing]);
+      await assert.rejects(peer.verify(local.readers.uring), { message: expected });
+    });
+
     if (local.readers.threads) test('its reader on every CPU says how many threads it reads with, and fails as a loop would: the first failing file in list order', async (t) => {
       if (skipped(t)) return;
       assert.ok(Number.isInteger(peer.ready.threads) && peer.ready.threads >= 1, JSON.stringify(peer.ready));

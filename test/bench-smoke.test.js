@@ -36,8 +36,8 @@ const TRIALS = ['warm-4k', 'warm-4k+consume', `warm-${FILES}x4k`, `warm-tree${TR
 const CORPUS_TRIALS = ['warm-corpus', 'cold-corpus'];
 const PEER_DRIVERS = {
   'warm file': ['Bun readFileSync', 'Bun fs.promises.readFile', 'Bun.file().bytes()', 'Bun new Buffer + copy (no read)', 'Deno.readFileSync',
-    'Deno.readFile', 'C read', 'C read, every CPU'],
-  'cold file': ['Bun fs.promises.readFile', 'Bun.file().bytes()', 'Deno.readFile', 'C read'],
+    'Deno.readFile', 'C read', 'C read, every CPU', 'C io_uring'],
+  'cold file': ['Bun fs.promises.readFile', 'Bun.file().bytes()', 'Deno.readFile', 'C read', 'C io_uring'],
   'warm files': ['Bun readFileSync loop', 'Bun fs.promises.readFile ×64', 'Bun.file().bytes() ×64', 'Deno.readFileSync loop',
     'Deno.readFile ×64', 'C read loop', 'C read, every CPU'],
   'cold files': ['Bun fs.promises.readFile ×64', 'Bun.file().bytes() ×64', 'Deno.readFile ×64', 'C read loop', 'C io_uring ×64'],
@@ -365,6 +365,8 @@ describe('a bench run at tiny sizes', () => {
         if (byName(trial, 'readMany auto ×64') && byName(trial, 'C read loop')) expectedLabels.push('readMany auto ×64 ÷ C read loop');
         if (byName(trial, 'readMany auto ×64') && byName(trial, 'C read, every CPU')) expectedLabels.push('readMany auto ×64 ÷ C read, every CPU');
         if (byName(trial, 'smartRead auto') && byName(trial, 'C read, every CPU')) expectedLabels.push('smartRead auto ÷ C read, every CPU');
+        if (byName(trial, 'smartRead auto') && byName(trial, 'C io_uring')) expectedLabels.push('smartRead auto ÷ C io_uring');
+        if (byName(trial, 'C io_uring') && byName(trial, 'C read')) expectedLabels.push('C io_uring ÷ C read');
         if (byName(trial, 'smartRead auto') && byName(trial, 'smartReadSync, awaited')) {
           expectedLabels.push('smartRead auto ÷ smartReadSync, awaited', 'smartReadSync, awaited ÷ fs.readFileSync');
         }
