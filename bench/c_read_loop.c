@@ -272,10 +272,12 @@ static int uring_operation(const struct context *ctx, struct file_bytes *results
   size_t count = operation_files(ctx);
   if (ring_ready(failure) != 0) return -1;
   // Many files: each read into URING_READ_MAX bytes, unsized. One: sized first, and one byte
-  // more; where stat() fails, unsized, and the OPENAT fails as node:fs's open would.
+  // more; where stat() fails, unsized, and the OPENAT fails as node:fs's open would. A READ's
+  // length is 32 bits: a file of 4 GiB or more is read unsized too (then again the plain way).
   size_t capacity = URING_READ_MAX;
   struct stat st;
-  if (!ctx->many && stat(ctx->paths[0], &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+  if (!ctx->many && stat(ctx->paths[0], &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+      (uint64_t)st.st_size < UINT32_MAX) {
     capacity = (size_t)st.st_size + 1;
   }
   for (size_t i = 0; i < count; i++) {
