@@ -8,7 +8,7 @@
 // missing; 3 io_uring is not available here (the reason is printed); 4 the check itself failed.
 //
 // How the calls are counted. A child node runs under
-//   strace -f -o LOG -e trace=io_uring_enter,access,faccessat,faccessat2
+//   strace -f --seccomp-bpf -o LOG -e trace=io_uring_enter,access,faccessat,faccessat2
 // It reads one file first, which sets the ring up (the engine does that on first use, with
 // io_uring_enter calls of its own), then marks the start of the batch with a syscall that
 // nothing else makes: fs.existsSync() of a path that cannot exist, named for the mark. It starts
@@ -21,10 +21,13 @@
 // The child runs with UV_USE_IO_URING=0, so that libuv's own rings (node 20 makes them only when
 // that is 1) cannot add calls.
 // The child widens the fast path's time budget, and with it the share of a turn of the event loop
-// that reads may take before they wait for the next turn (src/ts/read/turn_clock.ts): under strace
-// every syscall is slow, and with the default share of 0.25 ms the 1,000 reads went out a turn
-// at a time, three to six to a submission, whatever the batching (2026-11-26: 164-336 calls; 19
-// with the budget widened). What is checked here is the batching.
+// that reads may take before they wait for the next turn (src/ts/read/turn_clock.ts), and strace
+// stops it only at the traced calls (--seccomp-bpf): a traced process is slow, and once the reads
+// of the tick outlast the share, the rest go out a turn at a time, 17 to a submission, whatever
+// the batching. With the default share of 0.25 ms: 164-336 calls (2026-11-26); with the budget
+// widened to its most (a share of 0.5 s) but every syscall stopped, 19-23, then 40-48 on a slower
+// day (2026-12-02: 1,000 calls took 1.4 s to make), which failed CI; with both, 18 (40 ms).
+// What is checked here is the batching.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -123,7 +126,7 @@ function main() {
     const expectedBytes = files.reduce((sum, file) => sum + fs.statSync(file).size, 0);
     const log = path.join(dir, 'strace.log');  // not a .txt: the child reads only those
     const child = spawnSync('strace', [
-      '-f', '-o', log, '-e', 'trace=io_uring_enter,access,faccessat,faccessat2',
+      '-f', '--seccomp-bpf', '-o', log, '-e', 'trace=io_uring_enter,access,faccessat,faccessat2',
       process.execPath, '-e', childProgram(dir),
     ], { encoding: 'utf8', env: { ...process.env, UV_USE_IO_URING: '0' }, maxBuffer: 16 * 1024 * 1024 });
     if (child.error) throw new CheckFailed(`strace: ${child.error.message}`);
