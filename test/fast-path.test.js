@@ -386,9 +386,8 @@ test('smartRead of a file it read before, no longer in memory, misses at the fir
     (async () => {
       await smartRead(file);
       metrics.reset();
-      // Each eviction is looked at, and made again until it took (beside a busy suite one
-      // sometimes did not: 189 to 807 misses in 1,000 reads in CI's runs, the rest hits). Each
-      // check has an fstat of its own: they are counted, to be taken off.
+      // Each eviction is looked at, and made again until it took (pages being written back stay).
+      // Each check has an fstat of its own: they are counted, to be taken off.
       let checks = 0;
       for (let i = 0; i < reads; i++) {
         checks += evictCompletely(file);
@@ -399,22 +398,31 @@ test('smartRead of a file it read before, no longer in memory, misses at the fir
     })();
   `;
   const syscalls = ['preadv2', 'fstat', 'newfstatat', 'statx'];
-  // Up to three children, should a child's reads still be hits.
-  const outcomes = [];
-  let calls;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    calls = await syscallCounts(t, syscalls, script, [file, String(reads)]);
+  // An evicted file is not always a miss: the preadv2(RWF_NOWAIT) that misses starts the file's
+  // readahead, and on these VMs the virtual disk can finish it before the same call looks again,
+  // which then reads the pages (Python's os.preadv of an evicted 10 KiB file: a miss takes 40-65
+  // µs, a hit 90-160, and 0.2% to 59% of 500 calls hit, run to run). A child here, alone, met
+  // under 1% hits; beside the whole suite 40-95% for seconds at a time, at real-time priority or
+  // not. So what the test asserts is reckoned per miss: children are run, up to five, until one
+  // missed 90% of its reads, and the one that missed most must have missed 100 times at least.
+  const children = [];
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const calls = await syscallCounts(t, syscalls, script, [file, String(reads)]);
     if (!calls) return;
-    outcomes.push(calls.stdout);
-    if (JSON.parse(calls.stdout).misses >= reads * 0.9) break;
+    children.push({ calls, ...JSON.parse(calls.stdout) });
+    if (children.at(-1).misses >= reads * 0.9) break;
   }
-  t.diagnostic(`children: ${outcomes.join(', ')}`);
-  assert.ok(JSON.parse(calls.stdout).misses >= reads * 0.9, `the fast path missed too seldom: ${outcomes.join(', ')}`);
+  const outcomes = children.map(({ calls }) => calls.stdout).join(', ');
+  t.diagnostic(`children: ${outcomes}`);
+  const { calls, misses, checks } = children.reduce((most, child) => (child.misses > most.misses ? child : most));
+  assert.ok(misses >= 100, `the fast path missed too seldom: ${outcomes}`);
   const startUp = await syscallCounts(t, syscalls, script, [file, '0']);
-  // One preadv2 a read (the fast path's), where there were two and an fstat.
-  assert.ok(calls.preadv2 >= reads * 0.9 && calls.preadv2 <= reads * 1.2, `preadv2: ${calls.preadv2}\n${calls.output}`);
-  const stats = statCalls(calls) - statCalls(startUp) - JSON.parse(calls.stdout).checks;
-  assert.ok(stats < reads / 2, `${stats} stats for ${reads} reads (${statCalls(startUp)} at start-up, ${calls.stdout})\n${calls.output}`);
+  // One preadv2 a read (the fast path's), hit or miss, where a miss once made two and an fstat.
+  const extraReads = calls.preadv2 - reads;
+  const stats = statCalls(calls) - statCalls(startUp) - checks;
+  t.diagnostic(`${misses} misses: ${extraReads} preadv2 past one a read, ${stats} stats`);
+  assert.ok(extraReads >= -reads * 0.1 && extraReads < misses / 2, `preadv2: ${calls.preadv2} for ${reads} reads, ${misses} misses\n${calls.output}`);
+  assert.ok(stats < misses / 2, `${stats} stats for ${misses} misses in ${reads} reads (${statCalls(startUp)} at start-up, ${calls.stdout})\n${calls.output}`);
 });
 
 // What the batch saves is syscalls: a run of 64 cached small files costs two io_uring_enter
