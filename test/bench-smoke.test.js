@@ -647,9 +647,17 @@ describe('the allocator settled before the first trial (bench/timing.js settleAl
     };
     // Against a fresh process in the same conditions, quiet or beside two CPU hogs: settled 0.0
     // faults a Buffer, fresh 255 on Node 20 and 13-26 on Node 22 (whose start-up already raised
-    // the threshold part of the way).
+    // the threshold part of the way). Once, in a run of the whole suite, a fresh process kept its
+    // pages as well (0.021 faults a Buffer), leaving settling nothing to save: such a process is
+    // run again, and should three in a row keep their pages, the test is skipped with the figures.
     const settled = await faultsPerBuffer('settle');
-    const fresh = await faultsPerBuffer('fresh');
-    assert.ok(settled < fresh / 2, `page faults a Buffer of 1 MiB: ${settled} settled, ${fresh} in a fresh process`);
+    const freshRuns = [];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      freshRuns.push(await faultsPerBuffer('fresh'));
+      if (freshRuns.at(-1) >= 4) break;
+    }
+    const fresh = freshRuns.at(-1);
+    if (fresh < 4) return t.skip(`fresh processes faulted ${freshRuns.join(', ')} pages a Buffer: glibc kept their memory, nothing for settling to save`);
+    assert.ok(settled < fresh / 2, `page faults a Buffer of 1 MiB: ${settled} settled, ${freshRuns.join(', ')} in fresh processes`);
   });
 });
