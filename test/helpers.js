@@ -14,12 +14,18 @@ const TMPFS_MAGIC = 0x01021994;
 // Descriptors
 
 /**
+ * Whether a descriptor's target counts as one of ours: anonymous pipes do not, smartread never
+ * makes one and the runtime makes some lazily (a Node 24 run of read-many.test.js found
+ * `pipe:[…]` at fd 251 after a readMany, held for good).
+ */
+const countsAsOurs = (target) => !target.startsWith('pipe:');
+
+/**
  * How many descriptors this process holds (not counting the one that reads the directory), but
- * for anonymous pipes: smartread never makes one, and the runtime makes some lazily (a Node 24
- * run of read-many.test.js found `pipe:[…]` at fd 251 after a readMany, held for good).
+ * for anonymous pipes (countsAsOurs).
  */
 function openFdCount() {
-  return Object.values(openFds()).filter((target) => !target.startsWith('pipe:')).length;
+  return Object.values(openFds()).filter(countsAsOurs).length;
 }
 
 /** fd number → what it points at, for messages when a count differs. */
@@ -48,11 +54,11 @@ async function warmUpChildProcesses() {
 
 /**
  * The descriptors open now (fd number → what it points at) that were not open to the same thing
- * in `before` (an openFds() of earlier), pipes aside as openFdCount() leaves them.
+ * in `before` (an openFds() of earlier), pipes aside (countsAsOurs).
  */
 function fdsOpenedSince(before) {
   return Object.fromEntries(Object.entries(openFds())
-    .filter(([fd, target]) => !target.startsWith('pipe:') && before[fd] !== target));
+    .filter(([fd, target]) => countsAsOurs(target) && before[fd] !== target));
 }
 
 /**
